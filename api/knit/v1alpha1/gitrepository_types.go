@@ -1,0 +1,130 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	duckv1 "github.com/knitops/knit/api/duck/v1"
+)
+
+// GitRepository is a Git repository knit deploys from: each tracked branch
+// is rendered with kustomize and applied, each commit becomes a Revision.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=gitrepo;repo,categories=all;knit
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type GitRepository struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec GitRepositorySpec `json:"spec"`
+	// +optional
+	Status GitRepositoryStatus `json:"status,omitempty"`
+}
+
+// GitProvider selects how forge webhooks for the repository are verified.
+// +kubebuilder:validation:Enum=generic;github;gitlab;gitea
+type GitProvider string
+
+// Forges whose push and pull_request webhooks knit understands.
+const (
+	GitProviderGeneric GitProvider = "generic"
+	GitProviderGitHub  GitProvider = "github"
+	GitProviderGitLab  GitProvider = "gitlab"
+	GitProviderGitea   GitProvider = "gitea"
+)
+
+// GitRepositorySpec says where the repository is and what to deploy from it.
+type GitRepositorySpec struct {
+	// URL of the repository (https://, http:// or ssh://). Repositories
+	// pushed to knit's own Git server get theirs filled in.
+	// +kubebuilder:validation:MinLength=1
+	URL string `json:"url"`
+	// Branches to track; the first one is the main branch, whose Services
+	// keep their own names. Defaults to [main].
+	// +optional
+	Branches []string `json:"branches,omitempty"`
+	// Path inside the repository holding the kustomization.yaml.
+	// +kubebuilder:default="."
+	// +optional
+	Path string `json:"path,omitempty"`
+	// Interval between polls; forge webhooks trigger a fetch at once.
+	// +kubebuilder:default="1m"
+	// +optional
+	Interval metav1.Duration `json:"interval,omitempty"`
+	// SecretRef names a Secret in the same namespace with credentials
+	// (keys username and password, or bearerToken) and the forge webhook
+	// secret (key webhookSecret).
+	// +optional
+	SecretRef *corev1.LocalObjectReference `json:"secretRef,omitempty"`
+	// Provider whose webhook signatures to verify.
+	// +kubebuilder:default=generic
+	// +optional
+	Provider GitProvider `json:"provider,omitempty"`
+	// Suspend stops syncing without deleting what was deployed.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// GitRepositoryStatus reports what was last synced from each branch.
+type GitRepositoryStatus struct {
+	duckv1.Status `json:",inline"`
+
+	// Branches records the last commit seen and applied per tracked branch.
+	// +optional
+	Branches []BranchStatus `json:"branches,omitempty"`
+	// Inventory lists every object the last sync applied, so the next one
+	// can prune what a later commit removed.
+	// +optional
+	Inventory []ObjectReference `json:"inventory,omitempty"`
+}
+
+// BranchStatus is one tracked branch's sync state.
+type BranchStatus struct {
+	// Name of the branch.
+	Name string `json:"name"`
+	// Commit is the full SHA last fetched.
+	// +optional
+	Commit string `json:"commit,omitempty"`
+	// AppliedCommit is the full SHA last rendered and applied successfully.
+	// +optional
+	AppliedCommit string `json:"appliedCommit,omitempty"`
+	// LastSyncTime is when the branch was last synced.
+	// +optional
+	LastSyncTime *metav1.Time `json:"lastSyncTime,omitempty"`
+	// Error is why the last sync of Commit failed, empty when it succeeded.
+	// +optional
+	Error string `json:"error,omitempty"`
+}
+
+// ObjectReference names one applied object.
+type ObjectReference struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+}
+
+// GitRepository condition types beyond Ready.
+const (
+	// GitRepositoryConditionFetched: the tracked branches were fetched.
+	GitRepositoryConditionFetched duckv1.ConditionType = "Fetched"
+	// GitRepositoryConditionSynced: the fetched commits were rendered and applied.
+	GitRepositoryConditionSynced duckv1.ConditionType = "Synced"
+)
+
+// GitRepositoryConditions is the GitRepository's checklist.
+var GitRepositoryConditions = duckv1.NewLivingConditionSet(GitRepositoryConditionFetched, GitRepositoryConditionSynced)
+
+// +kubebuilder:object:root=true
+
+// GitRepositoryList is a list of GitRepositories.
+type GitRepositoryList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []GitRepository `json:"items"`
+}
