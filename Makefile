@@ -8,6 +8,11 @@ BIN            := $(CURDIR)/bin
 CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 K8S_VERSION    := 1.37.0
 ETCD_VERSION   := 3.6.6
+# The release the binaries report, as Kubernetes' own build stamps it.
+K8S_LDFLAGS    := -X k8s.io/component-base/version.gitVersion=v$(K8S_VERSION) \
+                  -X k8s.io/component-base/version.gitMajor=1 \
+                  -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(K8S_VERSION))) \
+                  -X k8s.io/component-base/version.gitTreeState=clean
 
 # envtest (and knit dev) find kube-apiserver and etcd here.
 export KUBEBUILDER_ASSETS := $(BIN)
@@ -34,7 +39,7 @@ tools: $(BIN)/kube-apiserver-$(K8S_VERSION).stamp $(BIN)/etcd-$(ETCD_VERSION).st
 $(BIN)/kube-apiserver-$(K8S_VERSION).stamp: hack/kube-apiserver/go.mod hack/kube-apiserver/go.sum
 	@mkdir -p $(BIN)
 	@echo "building kube-apiserver and kubectl v$(K8S_VERSION) from the Go module proxy (cold: ~10 min on 2 cores)"
-	cd hack/kube-apiserver && go build -o $(BIN)/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl
+	cd hack/kube-apiserver && go build -ldflags "$(K8S_LDFLAGS)" -o $(BIN)/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl
 	@rm -f $(BIN)/kube-apiserver-*.stamp && touch $@
 
 $(BIN)/etcd-$(ETCD_VERSION).stamp: hack/etcd/go.mod hack/etcd/go.sum

@@ -1,0 +1,171 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseGC(t *testing.T) {
+	tests := []struct {
+		name    string
+		data    map[string]string
+		want    *GC
+		wantErr string
+	}{{
+		name: "Knative defaults",
+		want: &GC{RetainSinceCreateTime: 48 * time.Hour, RetainSinceLastActiveTime: 15 * time.Hour, MinNonActiveRevisions: 20, MaxNonActiveRevisions: 1000},
+	}, {
+		name: "every key, disabled where allowed",
+		data: map[string]string{"retain-since-create-time": "disabled", "retain-since-last-active-time": "1h", "min-non-active-revisions": "2", "max-non-active-revisions": "disabled"},
+		want: &GC{RetainSinceCreateTime: Disabled, RetainSinceLastActiveTime: time.Hour, MinNonActiveRevisions: 2, MaxNonActiveRevisions: -1},
+	}, {
+		name:    "bad duration names the key",
+		data:    map[string]string{"retain-since-create-time": "two days"},
+		wantErr: `config-gc: retain-since-create-time="two days"`,
+	}, {
+		name:    "min above max",
+		data:    map[string]string{"min-non-active-revisions": "5", "max-non-active-revisions": "3"},
+		wantErr: "min-non-active-revisions=5 is greater than max-non-active-revisions=3",
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseGC(tc.data)
+			checkErr(t, err, tc.wantErr)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ParseGC (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	tests := []struct {
+		name    string
+		data    map[string]string
+		want    *Defaults
+		wantErr string
+	}{{
+		name: "Knative defaults",
+		want: &Defaults{RevisionTimeoutSeconds: 300, MaxRevisionTimeoutSeconds: 600, ContainerConcurrencyMaxLimit: 1000},
+	}, {
+		name: "raised maximum",
+		data: map[string]string{"revision-timeout-seconds": "900", "max-revision-timeout-seconds": "3600", "container-concurrency": "50"},
+		want: &Defaults{RevisionTimeoutSeconds: 900, MaxRevisionTimeoutSeconds: 3600, ContainerConcurrency: 50, ContainerConcurrencyMaxLimit: 1000},
+	}, {
+		name:    "default above maximum",
+		data:    map[string]string{"revision-timeout-seconds": "900"},
+		wantErr: "revision-timeout-seconds=900 is greater than max-revision-timeout-seconds=600",
+	}, {
+		name:    "not a number",
+		data:    map[string]string{"container-concurrency": "lots"},
+		wantErr: `config-defaults: container-concurrency="lots": want an integer`,
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseDefaults(tc.data)
+			checkErr(t, err, tc.wantErr)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ParseDefaults (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDomainLookup(t *testing.T) {
+	d, err := ParseDomain(map[string]string{
+		"example.com":  "",
+		"prod.example": "selector:\n  env: prod",
+		"eu.prod":      "selector:\n  env: prod\n  region: eu",
+		"_example":     "ignored",
+	}, "localhost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		labels map[string]string
+		want   string
+	}{
+		{nil, "example.com"},
+		{map[string]string{"env": "prod"}, "prod.example"},
+		{map[string]string{"env": "prod", "region": "eu"}, "eu.prod"},
+		{map[string]string{"env": "dev"}, "example.com"},
+	}
+	for _, tc := range tests {
+		if got := d.LookupDomain(tc.labels); got != tc.want {
+			t.Errorf("LookupDomain(%v) = %q, want %q", tc.labels, got, tc.want)
+		}
+	}
+	empty, _ := ParseDomain(nil, "localhost")
+	if got := empty.LookupDomain(nil); got != "localhost" {
+		t.Errorf("default domain = %q, want localhost", got)
+	}
+	if _, err := ParseDomain(map[string]string{"x.com": "app: a"}, "localhost"); err == nil {
+		t.Error("a value that is neither empty nor a selector was accepted")
+	}
+}
+
+func TestNetworkHost(t *testing.T) {
+	tests := []struct {
+		name, tag, want string
+		data            map[string]string
+		wantErr         string
+	}{
+		{name: "default template", want: "hello.default.localhost"},
+		{name: "tag", tag: "old", want: "old-hello.default.localhost"},
+		{name: "custom template", data: map[string]string{"domain-template": "{{.Name}}-{{.Namespace}}.{{.Domain}}"}, want: "hello-default.localhost"},
+		{name: "broken template", data: map[string]string{"domain-template": "{{.Name"}, wantErr: "domain-template"},
+		{name: "unknown field", data: map[string]string{"domain-template": "{{.Nope}}.{{.Domain}}"}, wantErr: "domain-template"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n, err := ParseNetwork(tc.data)
+			checkErr(t, err, tc.wantErr)
+			if err != nil {
+				return
+			}
+			got, err := n.Host("hello", "default", "localhost", tc.tag)
+			if err != nil || got != tc.want {
+				t.Errorf("Host = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func checkErr(t *testing.T, err error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Fatalf("unexpected error: %v", err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Fatalf("error = %v, want one containing %q", err, want)
+	}
+}
+
+
+func TestStoreKeepsLastGoodSnapshot(t *testing.T) {
+	s, err := NewStore("localhost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(GCConfigName, map[string]string{"min-non-active-revisions": "3"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Load().GC.MinNonActiveRevisions; got != 3 {
+		t.Fatalf("after update min-non-active-revisions = %d, want 3", got)
+	}
+	if err := s.Update(GCConfigName, map[string]string{"min-non-active-revisions": "three"}); err == nil {
+		t.Fatal("a bad edit was accepted")
+	}
+	if got := s.Load().GC.MinNonActiveRevisions; got != 3 {
+		t.Errorf("after a bad edit min-non-active-revisions = %d, want the last good 3", got)
+	}
+	if err := s.Update(GCConfigName, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Load().GC.MinNonActiveRevisions; got != 20 {
+		t.Errorf("after delete min-non-active-revisions = %d, want the default 20", got)
+	}
+}

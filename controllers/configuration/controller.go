@@ -1,0 +1,22 @@
+package configuration
+
+import (
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+// Reconciler stamps Revisions and tracks their readiness.
+type Reconciler struct {
+	client client.Client
+}
+
+// SetupWithManager registers the reconciler; Revision status changes
+// requeue their Configuration.
+func SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&servingv1.Configuration{}).
+		Owns(&servingv1.Revision{}).
+		Complete(&Reconciler{client: mgr.GetClient()})
+}

@@ -1,0 +1,41 @@
+package podautoscaler
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
+	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+// Reconciler applies recommendations to Deployments and SKSs.
+type Reconciler struct {
+	client      client.Client
+	recommender Recommender
+}
+
+// SetupWithManager registers the reconciler. A Deployment's status change
+// (replicas becoming ready) requeues the PodAutoscaler of its Revision,
+// which has the Revision's name.
+func SetupWithManager(mgr ctrl.Manager, rec Recommender) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&autoscalingv1alpha1.PodAutoscaler{}).
+		Owns(&networkingv1alpha1.ServerlessService{}).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(paForDeployment)).
+		Complete(&Reconciler{client: mgr.GetClient(), recommender: rec})
+}
+
+func paForDeployment(_ context.Context, obj client.Object) []reconcile.Request {
+	rev := obj.GetLabels()[servingv1.RevisionLabelKey]
+	if rev == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: rev}}}
+}

@@ -1,0 +1,86 @@
+package podautoscaler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
+	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
+	"github.com/knitops/knit/controllers/owned"
+	"github.com/knitops/knit/controllers/podautoscaler/resources"
+)
+
+// Reconcile asks the recommender for the scale, applies it to the
+// Deployment, sets the SKS mode and reports status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	pa := &autoscalingv1alpha1.PodAutoscaler{}
+	if err := r.client.Get(ctx, req.NamespacedName, pa); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if pa.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	before := pa.Status.DeepCopy()
+	conds := autoscalingv1alpha1.PodAutoscalerConditions.Manage(&pa.Status.Status)
+	conds.InitializeConditions()
+
+	dep := &appsv1.Deployment{}
+	if err := r.client.Get(ctx, client.ObjectKey{Namespace: pa.Namespace, Name: pa.Spec.ScaleTargetRef.Name}, dep); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("get scale target %s: %w", pa.Spec.ScaleTargetRef.Name, err)
+		}
+		conds.MarkUnknown(autoscalingv1alpha1.PodAutoscalerConditionScaleTargetInitialized, "ScaleTargetMissing",
+			fmt.Sprintf("waiting for Deployment %s", pa.Spec.ScaleTargetRef.Name))
+		return ctrl.Result{}, r.updateStatus(ctx, pa, before)
+	}
+	ready := dep.Status.ReadyReplicas
+	rec := r.recommender.Recommend(ctx, pa, ready)
+	if err := r.scale(ctx, dep, rec.DesiredScale); err != nil {
+		return ctrl.Result{}, err
+	}
+	sks, err := owned.Ensure(ctx, r.client, pa, "ServerlessService", resources.MakeSKS(pa, rec.Mode, rec.NumActivators), &networkingv1alpha1.ServerlessService{},
+		func(have, want *networkingv1alpha1.ServerlessService) bool { return !equality.Semantic.DeepEqual(have.Spec, want.Spec) },
+		func(have, want *networkingv1alpha1.ServerlessService) { have.Spec = want.Spec })
+	var notOwned *owned.NotOwnedError
+	switch {
+	case errors.As(err, &notOwned):
+		conds.MarkFalse(autoscalingv1alpha1.PodAutoscalerConditionSKSReady, "NotOwned", notOwned.Error())
+	case err != nil:
+		return ctrl.Result{}, err
+	default:
+		MarkStatus(&pa.Status, rec.DesiredScale, ready, sks)
+	}
+	return ctrl.Result{}, r.updateStatus(ctx, pa, before)
+}
+
+// scale sets the Deployment's replicas when they differ from desired.
+func (r *Reconciler) scale(ctx context.Context, dep *appsv1.Deployment, desired int32) error {
+	if ptr.Deref(dep.Spec.Replicas, 1) == desired {
+		return nil
+	}
+	patch := client.MergeFrom(dep.DeepCopy())
+	dep.Spec.Replicas = ptr.To(desired)
+	if err := r.client.Patch(ctx, dep, patch); err != nil {
+		return fmt.Errorf("scale Deployment %s to %d: %w", dep.Name, desired, err)
+	}
+	return nil
+}
+
+func (r *Reconciler) updateStatus(ctx context.Context, pa *autoscalingv1alpha1.PodAutoscaler, before *autoscalingv1alpha1.PodAutoscalerStatus) error {
+	pa.Status.ObservedGeneration = pa.Generation
+	if equality.Semantic.DeepEqual(before, &pa.Status) {
+		return nil
+	}
+	if err := r.client.Status().Update(ctx, pa); err != nil {
+		return fmt.Errorf("update status of PodAutoscaler %s/%s: %w", pa.Namespace, pa.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,28 @@
+package revision
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/config"
+)
+
+// Reconciler runs Revisions through a Deployment and a PodAutoscaler.
+type Reconciler struct {
+	client     client.Client
+	config     *config.Store
+	queueImage string
+}
+
+// SetupWithManager registers the reconciler. queueImage is how replicas
+// run the queue-proxy: "knit://queue" under the local runtime.
+func SetupWithManager(mgr ctrl.Manager, cfg *config.Store, queueImage string) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&servingv1.Revision{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&autoscalingv1alpha1.PodAutoscaler{}).
+		Complete(&Reconciler{client: mgr.GetClient(), config: cfg, queueImage: queueImage})
+}

@@ -1,0 +1,199 @@
+package resources
+
+import (
+	"encoding/json"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+// DeploymentConfig is what the Deployment depends on besides the Revision.
+type DeploymentConfig struct {
+	// QueueImage runs the queue-proxy: "knit://queue" in knit dev, the
+	// knit image on a cluster.
+	QueueImage string
+	// ProgressDeadlineSeconds bounds how long the Revision may take to
+	// become ready before it is marked failed.
+	ProgressDeadlineSeconds int32
+	// InitialReplicas is the replica count on creation; afterwards the
+	// PodAutoscaler owns the count.
+	InitialReplicas int32
+}
+
+// MakeDeployment builds the Deployment that runs a Revision's replicas:
+// the app with Knative's env contract and the queue-proxy in front of it.
+func MakeDeployment(rev *servingv1.Revision, cfg DeploymentConfig) *appsv1.Deployment {
+	labels := podLabels(rev)
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            DeploymentName(rev),
+			Namespace:       rev.Namespace,
+			Labels:          labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rev, servingv1.GroupVersion.WithKind("Revision"))},
+		},
+		Spec: appsv1.DeploymentSpec{
+			Replicas:                ptr.To(cfg.InitialReplicas),
+			Selector:                &metav1.LabelSelector{MatchLabels: map[string]string{servingv1.RevisionLabelKey: rev.Name}},
+			ProgressDeadlineSeconds: ptr.To(cfg.ProgressDeadlineSeconds),
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{
+				MaxUnavailable: ptr.To(intstr.FromInt32(0)), MaxSurge: ptr.To(intstr.FromString("25%")),
+			}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: rev.Annotations},
+				Spec:       makePodSpec(rev, cfg),
+			},
+		},
+	}
+}
+
+func podLabels(rev *servingv1.Revision) map[string]string {
+	labels := map[string]string{servingv1.RevisionLabelKey: rev.Name}
+	for _, k := range []string{servingv1.ConfigurationLabelKey, servingv1.ServiceLabelKey} {
+		if v := rev.Labels[k]; v != "" {
+			labels[k] = v
+		}
+	}
+	return labels
+}
+
+func makePodSpec(rev *servingv1.Revision, cfg DeploymentConfig) corev1.PodSpec {
+	s := rev.Spec.PodSpec
+	containers := make([]corev1.Container, 0, len(s.Containers)+1)
+	serving := ServingContainer(rev)
+	for i := range s.Containers {
+		c := *s.Containers[i].DeepCopy()
+		if i == serving {
+			c.Env = append(c.Env, userEnv(rev, UserPort(rev))...)
+			c.ReadinessProbe = nil // the queue-proxy probes the app and reports for the pod
+		}
+		containers = append(containers, c)
+	}
+	containers = append(containers, queueContainer(rev, cfg))
+	return corev1.PodSpec{
+		Containers:                    containers,
+		Volumes:                       s.Volumes,
+		ServiceAccountName:            s.ServiceAccountName,
+		ImagePullSecrets:              s.ImagePullSecrets,
+		EnableServiceLinks:            ptr.To(s.EnableServiceLinks != nil && *s.EnableServiceLinks),
+		AutomountServiceAccountToken:  s.AutomountServiceAccountToken,
+		NodeSelector:                  s.NodeSelector,
+		Tolerations:                   s.Tolerations,
+		RuntimeClassName:              s.RuntimeClassName,
+		SecurityContext:               s.SecurityContext,
+		TerminationGracePeriodSeconds: ptr.To(timeoutSeconds(rev)),
+	}
+}
+
+// ServingContainer is the index of the container that receives traffic:
+// the one with a port, else the first.
+func ServingContainer(rev *servingv1.Revision) int {
+	for i, c := range rev.Spec.Containers {
+		if len(c.Ports) > 0 {
+			return i
+		}
+	}
+	return 0
+}
+
+// UserPort is the port the app listens on.
+func UserPort(rev *servingv1.Revision) int32 {
+	c := rev.Spec.Containers[ServingContainer(rev)]
+	if len(c.Ports) > 0 && c.Ports[0].ContainerPort != 0 {
+		return c.Ports[0].ContainerPort
+	}
+	return DefaultUserPort
+}
+
+// IsH2C reports whether the app speaks HTTP/2 cleartext (port named h2c).
+func IsH2C(rev *servingv1.Revision) bool {
+	c := rev.Spec.Containers[ServingContainer(rev)]
+	return len(c.Ports) > 0 && c.Ports[0].Name == "h2c"
+}
+
+// userEnv is Knative's runtime contract for the app.
+func userEnv(rev *servingv1.Revision, port int32) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: "PORT", Value: strconv.Itoa(int(port))},
+		{Name: "K_REVISION", Value: rev.Name},
+		{Name: "K_CONFIGURATION", Value: rev.Labels[servingv1.ConfigurationLabelKey]},
+		{Name: "K_SERVICE", Value: rev.Labels[servingv1.ServiceLabelKey]},
+	}
+}
+
+func queueContainer(rev *servingv1.Revision, cfg DeploymentConfig) corev1.Container {
+	c := corev1.Container{
+		Name:  QueueContainerName,
+		Image: cfg.QueueImage,
+		Args:  []string{"queue"},
+		Ports: []corev1.ContainerPort{
+			{Name: QueueHTTPPortName, ContainerPort: QueueHTTPPort},
+			{Name: QueueMetricsPortName, ContainerPort: QueueMetricsPort},
+		},
+		Env: queueEnv(rev),
+		ReadinessProbe: &corev1.Probe{
+			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+				Port:        intstr.FromInt32(QueueHTTPPort),
+				HTTPHeaders: []corev1.HTTPHeader{{Name: "K-Network-Probe", Value: "queue"}},
+			}},
+			PeriodSeconds:    1,
+			FailureThreshold: 3,
+			SuccessThreshold: 1,
+			TimeoutSeconds:   1,
+		},
+	}
+	return c
+}
+
+func queueEnv(rev *servingv1.Revision) []corev1.EnvVar {
+	env := []corev1.EnvVar{
+		{Name: "SERVING_NAMESPACE", Value: rev.Namespace},
+		{Name: "SERVING_SERVICE", Value: rev.Labels[servingv1.ServiceLabelKey]},
+		{Name: "SERVING_CONFIGURATION", Value: rev.Labels[servingv1.ConfigurationLabelKey]},
+		{Name: "SERVING_REVISION", Value: rev.Name},
+		{Name: "QUEUE_SERVING_PORT", Value: strconv.Itoa(QueueHTTPPort)},
+		{Name: "QUEUE_METRICS_PORT", Value: strconv.Itoa(QueueMetricsPort)},
+		{Name: "USER_PORT", Value: strconv.Itoa(int(UserPort(rev)))},
+		{Name: "CONTAINER_CONCURRENCY", Value: strconv.FormatInt(ptr.Deref(rev.Spec.ContainerConcurrency, 0), 10)},
+		{Name: "REVISION_TIMEOUT_SECONDS", Value: strconv.FormatInt(timeoutSeconds(rev), 10)},
+		{Name: "REVISION_RESPONSE_START_TIMEOUT_SECONDS", Value: strconv.FormatInt(ptr.Deref(rev.Spec.ResponseStartTimeoutSeconds, 0), 10)},
+		{Name: "REVISION_IDLE_TIMEOUT_SECONDS", Value: strconv.FormatInt(ptr.Deref(rev.Spec.IdleTimeoutSeconds, 0), 10)},
+	}
+	if p := servingProbe(rev); p != "" {
+		env = append(env, corev1.EnvVar{Name: "SERVING_READINESS_PROBE", Value: p})
+	}
+	if IsH2C(rev) {
+		env = append(env, corev1.EnvVar{Name: "USER_PROTOCOL", Value: "h2c"})
+	}
+	return env
+}
+
+// servingProbe hands the app's readiness probe to the queue-proxy as JSON,
+// with port 0 (Knative's "the serving port") made explicit.
+func servingProbe(rev *servingv1.Revision) string {
+	p := rev.Spec.Containers[ServingContainer(rev)].ReadinessProbe.DeepCopy()
+	if p == nil {
+		return ""
+	}
+	port := intstr.FromInt32(UserPort(rev))
+	switch {
+	case p.TCPSocket != nil && p.TCPSocket.Port.IntVal == 0 && p.TCPSocket.Port.StrVal == "":
+		p.TCPSocket.Port = port
+	case p.HTTPGet != nil && p.HTTPGet.Port.IntVal == 0 && p.HTTPGet.Port.StrVal == "":
+		p.HTTPGet.Port = port
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func timeoutSeconds(rev *servingv1.Revision) int64 {
+	return ptr.Deref(rev.Spec.TimeoutSeconds, 300)
+}

@@ -1,0 +1,91 @@
+package revision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/controllers/owned"
+	"github.com/knitops/knit/controllers/revision/resources"
+)
+
+// Reconcile ensures the Revision's Deployment and PodAutoscaler, then
+// reports their state as the Revision's conditions.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	rev := &servingv1.Revision{}
+	if err := r.client.Get(ctx, req.NamespacedName, rev); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if rev.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	before := rev.Status.DeepCopy()
+	servingv1.RevisionConditions.Manage(&rev.Status.Status).InitializeConditions()
+
+	dep, depErr := r.reconcileDeployment(ctx, rev)
+	pa, paErr := r.reconcilePodAutoscaler(ctx, rev)
+	var notOwned *owned.NotOwnedError
+	switch {
+	case errors.As(depErr, &notOwned) || errors.As(paErr, &notOwned):
+		servingv1.RevisionConditions.Manage(&rev.Status.Status).MarkFalse(servingv1.RevisionConditionResourcesAvailable, "NotOwned", notOwned.Error())
+	case depErr == nil && paErr == nil:
+		MarkStatus(&rev.Status, dep, pa)
+	}
+	rev.Status.ObservedGeneration = rev.Generation
+	if !equality.Semantic.DeepEqual(before, &rev.Status) {
+		if err := r.client.Status().Update(ctx, rev); err != nil {
+			return ctrl.Result{}, fmt.Errorf("update status of Revision %s: %w", req.NamespacedName, err)
+		}
+	}
+	if notOwned != nil {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, errors.Join(depErr, paErr)
+}
+
+func (r *Reconciler) reconcileDeployment(ctx context.Context, rev *servingv1.Revision) (*appsv1.Deployment, error) {
+	cfg := r.config.Load()
+	want := resources.MakeDeployment(rev, resources.DeploymentConfig{
+		QueueImage:              r.queueImage,
+		ProgressDeadlineSeconds: int32(cfg.Deployment.ProgressDeadline.Seconds()),
+		InitialReplicas:         initialScale(rev),
+	})
+	return owned.Ensure(ctx, r.client, rev, "Deployment", want, &appsv1.Deployment{},
+		func(have, want *appsv1.Deployment) bool {
+			return !equality.Semantic.DeepDerivative(want.Spec.Template, have.Spec.Template) ||
+				!equality.Semantic.DeepEqual(want.Spec.ProgressDeadlineSeconds, have.Spec.ProgressDeadlineSeconds)
+		},
+		// Replicas belong to the PodAutoscaler once the Deployment exists.
+		func(have, want *appsv1.Deployment) {
+			have.Spec.Template, have.Spec.ProgressDeadlineSeconds = want.Spec.Template, want.Spec.ProgressDeadlineSeconds
+		})
+}
+
+func (r *Reconciler) reconcilePodAutoscaler(ctx context.Context, rev *servingv1.Revision) (*autoscalingv1alpha1.PodAutoscaler, error) {
+	return owned.Ensure(ctx, r.client, rev, "PodAutoscaler", resources.MakePodAutoscaler(rev), &autoscalingv1alpha1.PodAutoscaler{},
+		func(have, want *autoscalingv1alpha1.PodAutoscaler) bool {
+			return !equality.Semantic.DeepEqual(have.Spec, want.Spec) || !equality.Semantic.DeepEqual(have.Annotations, want.Annotations)
+		},
+		func(have, want *autoscalingv1alpha1.PodAutoscaler) { have.Spec, have.Annotations = want.Spec, want.Annotations })
+}
+
+// initialScale is the replica count a new Revision starts with: Knative's
+// initial-scale annotation, else 1.
+func initialScale(rev *servingv1.Revision) int32 {
+	for _, k := range []string{"autoscaling.knative.dev/initial-scale", "autoscaling.knative.dev/initialScale"} {
+		if v, ok := rev.Annotations[k]; ok {
+			if n, err := strconv.ParseInt(v, 10, 32); err == nil && n >= 0 {
+				return int32(n)
+			}
+		}
+	}
+	return 1
+}

@@ -1,0 +1,72 @@
+package revision
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
+	duckv1 "github.com/knitops/knit/api/duck/v1"
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+// MarkStatus derives the Revision's conditions and replica counts from its
+// Deployment and PodAutoscaler. Pure, so every mapping is table-tested.
+// Once a Revision has been healthy, scaling to zero keeps it Ready: only
+// Active turns False.
+func MarkStatus(s *servingv1.RevisionStatus, dep *appsv1.Deployment, pa *autoscalingv1alpha1.PodAutoscaler) {
+	conds := servingv1.RevisionConditions.Manage(&s.Status)
+	ready := dep.Status.ReadyReplicas
+	s.ActualReplicas = &ready
+	s.DesiredReplicas = pa.Status.DesiredScale
+
+	failure := depCondition(dep, appsv1.DeploymentReplicaFailure)
+	progressing := depCondition(dep, appsv1.DeploymentProgressing)
+	switch {
+	case failure != nil && failure.Status == corev1.ConditionTrue:
+		conds.MarkFalse(servingv1.RevisionConditionContainerHealthy, failure.Reason, failure.Message)
+		if progressing != nil && progressing.Status == corev1.ConditionFalse {
+			conds.MarkFalse(servingv1.RevisionConditionResourcesAvailable, progressing.Reason, progressing.Message)
+		}
+	case progressing != nil && progressing.Status == corev1.ConditionFalse:
+		conds.MarkFalse(servingv1.RevisionConditionResourcesAvailable, progressing.Reason, progressing.Message)
+	case ready > 0:
+		conds.MarkTrue(servingv1.RevisionConditionResourcesAvailable)
+		conds.MarkTrue(servingv1.RevisionConditionContainerHealthy)
+	case s.GetCondition(servingv1.RevisionConditionContainerHealthy).IsTrue():
+		// Scaled to zero after being healthy: nothing to re-prove.
+	default:
+		want := int32(1)
+		if dep.Spec.Replicas != nil {
+			want = *dep.Spec.Replicas
+		}
+		msg := fmt.Sprintf("waiting for %d replica(s) of %s to become ready", want, dep.Name)
+		conds.MarkUnknown(servingv1.RevisionConditionResourcesAvailable, "Deploying", msg)
+		conds.MarkUnknown(servingv1.RevisionConditionContainerHealthy, "Deploying", msg)
+	}
+	markActive(conds, pa)
+}
+
+func markActive(conds duckv1.ConditionManager, pa *autoscalingv1alpha1.PodAutoscaler) {
+	active := pa.Status.GetCondition(autoscalingv1alpha1.PodAutoscalerConditionActive)
+	switch {
+	case active.IsTrue():
+		conds.MarkTrue(servingv1.RevisionConditionActive)
+	case active.IsFalse():
+		conds.MarkFalse(servingv1.RevisionConditionActive, active.Reason, active.Message)
+	case active != nil:
+		conds.MarkUnknown(servingv1.RevisionConditionActive, active.Reason, active.Message)
+	default:
+		conds.MarkUnknown(servingv1.RevisionConditionActive, "Deploying", "")
+	}
+}
+
+func depCondition(dep *appsv1.Deployment, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
+	for i := range dep.Status.Conditions {
+		if dep.Status.Conditions[i].Type == t {
+			return &dep.Status.Conditions[i]
+		}
+	}
+	return nil
+}

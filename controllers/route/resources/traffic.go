@@ -1,0 +1,97 @@
+// Package resources resolves a Route's traffic; pure functions, no client.
+package resources
+
+import (
+	"fmt"
+
+	"k8s.io/utils/ptr"
+
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+// Snapshot is what traffic resolution reads: the Route's namespace's
+// Configurations and Revisions by name.
+type Snapshot struct {
+	Configurations map[string]*servingv1.Configuration
+	Revisions      map[string]*servingv1.Revision
+}
+
+// TrafficError says why traffic could not be assigned. Unknown errors are
+// waits (a Revision not ready yet); the others need the user.
+type TrafficError struct {
+	Reason, Message string
+	Unknown         bool
+}
+
+func (e *TrafficError) Error() string { return e.Reason + ": " + e.Message }
+
+// ResolveTraffic turns spec targets into status targets that each name a
+// ready Revision. Targets following a Configuration take its latest ready
+// Revision, so a new Revision gets traffic only once it is ready and a
+// failed one never takes it from the last good.
+func ResolveTraffic(spec []servingv1.TrafficTarget, snap Snapshot) ([]servingv1.TrafficTarget, *TrafficError) {
+	out := make([]servingv1.TrafficTarget, 0, len(spec))
+	var wait *TrafficError
+	for _, t := range spec {
+		resolved, err := resolveTarget(t, snap)
+		if err != nil && !err.Unknown {
+			return nil, err
+		}
+		if err != nil {
+			if wait == nil {
+				wait = err
+			}
+			continue
+		}
+		out = append(out, resolved)
+	}
+	if wait != nil {
+		return nil, wait
+	}
+	return out, nil
+}
+
+func resolveTarget(t servingv1.TrafficTarget, snap Snapshot) (servingv1.TrafficTarget, *TrafficError) {
+	out := servingv1.TrafficTarget{Tag: t.Tag, Percent: t.Percent, LatestRevision: ptr.To(false)}
+	name := t.RevisionName
+	if t.ConfigurationName != "" && (t.LatestRevision == nil || *t.LatestRevision) {
+		cfg, ok := snap.Configurations[t.ConfigurationName]
+		if !ok {
+			return out, &TrafficError{Reason: "ConfigurationMissing", Message: fmt.Sprintf("Configuration %q referenced in traffic not found", t.ConfigurationName)}
+		}
+		name = cfg.Status.LatestReadyRevisionName
+		if name == "" {
+			if c := cfg.Status.GetCondition("Ready"); c.IsFalse() {
+				return out, &TrafficError{Reason: "RevisionMissing", Message: fmt.Sprintf("Configuration %q does not have any ready Revision: %s", cfg.Name, c.Message)}
+			}
+			return out, &TrafficError{Reason: "RevisionMissing", Message: fmt.Sprintf("Configuration %q is waiting for a Revision to become ready", cfg.Name), Unknown: true}
+		}
+		out.LatestRevision = ptr.To(true)
+		out.ConfigurationName = ""
+	}
+	rev, ok := snap.Revisions[name]
+	if !ok {
+		return out, &TrafficError{Reason: "RevisionMissing", Message: fmt.Sprintf("Revision %q referenced in traffic not found", name)}
+	}
+	ready := rev.Status.GetCondition("Ready")
+	switch {
+	case ready.IsFalse():
+		return out, &TrafficError{Reason: "RevisionFailed", Message: fmt.Sprintf("Revision %q failed: %s", name, ready.Message)}
+	case !ready.IsTrue():
+		return out, &TrafficError{Reason: "RevisionMissing", Message: fmt.Sprintf("Revision %q is not ready yet", name), Unknown: true}
+	}
+	out.RevisionName = name
+	return out, nil
+}
+
+// Referenced lists every Revision the resolved traffic sends to (any
+// percent, or tagged), which the GC must never collect.
+func Referenced(traffic []servingv1.TrafficTarget) map[string]bool {
+	refs := make(map[string]bool, len(traffic))
+	for _, t := range traffic {
+		if t.RevisionName != "" {
+			refs[t.RevisionName] = true
+		}
+	}
+	return refs
+}

@@ -1,0 +1,122 @@
+package route
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	duckv1 "github.com/knitops/knit/api/duck/v1"
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+	revresources "github.com/knitops/knit/controllers/revision/resources"
+	"github.com/knitops/knit/controllers/route/resources"
+)
+
+// RoutingStateModifiedAnnotation records when a Revision's routing state
+// last changed; the GC measures last-active time from it, as Knative's.
+const RoutingStateModifiedAnnotation = "serving.knative.dev/routingStateModified"
+
+// Reconcile resolves the Route's targets, marks Revisions active or
+// reserve, and writes the resolved traffic and URLs to status. While a
+// target waits for a Revision, the previous traffic stays in status so the
+// ingress keeps serving the last good split.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	rt := &servingv1.Route{}
+	if err := r.client.Get(ctx, req.NamespacedName, rt); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if rt.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	snap, err := r.snapshot(ctx, rt.Namespace)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	before := rt.Status.DeepCopy()
+	conds := servingv1.RouteConditions.Manage(&rt.Status.Status)
+	conds.InitializeConditions()
+
+	traffic, terr := resources.ResolveTraffic(rt.Spec.Traffic, snap)
+	switch {
+	case terr != nil && terr.Unknown:
+		conds.MarkUnknown(servingv1.RouteConditionAllTrafficAssigned, terr.Reason, terr.Message)
+	case terr != nil:
+		conds.MarkFalse(servingv1.RouteConditionAllTrafficAssigned, terr.Reason, terr.Message)
+	default:
+		url, address, withURLs, err := resources.URLs(rt, traffic, r.config.Load(), r.urlPort)
+		if err != nil {
+			conds.MarkFalse(servingv1.RouteConditionIngressReady, "DomainTemplateError", err.Error())
+			break
+		}
+		rt.Status.URL, rt.Status.Address, rt.Status.Traffic = url, &duckv1.Addressable{URL: address}, withURLs
+		conds.MarkTrue(servingv1.RouteConditionAllTrafficAssigned)
+		conds.MarkTrue(servingv1.RouteConditionIngressReady)
+	}
+	if err := r.labelRevisions(ctx, rt, snap); err != nil {
+		return ctrl.Result{}, err
+	}
+	rt.Status.ObservedGeneration = rt.Generation
+	if !equality.Semantic.DeepEqual(before, &rt.Status) {
+		if err := r.client.Status().Update(ctx, rt); err != nil {
+			return ctrl.Result{}, fmt.Errorf("update status of Route %s: %w", req.NamespacedName, err)
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+func (r *Reconciler) snapshot(ctx context.Context, ns string) (resources.Snapshot, error) {
+	cfgs := &servingv1.ConfigurationList{}
+	if err := r.client.List(ctx, cfgs, client.InNamespace(ns)); err != nil {
+		return resources.Snapshot{}, fmt.Errorf("list Configurations in %s: %w", ns, err)
+	}
+	revs := &servingv1.RevisionList{}
+	if err := r.client.List(ctx, revs, client.InNamespace(ns)); err != nil {
+		return resources.Snapshot{}, fmt.Errorf("list Revisions in %s: %w", ns, err)
+	}
+	snap := resources.Snapshot{Configurations: map[string]*servingv1.Configuration{}, Revisions: map[string]*servingv1.Revision{}}
+	for i := range cfgs.Items {
+		snap.Configurations[cfgs.Items[i].Name] = &cfgs.Items[i]
+	}
+	for i := range revs.Items {
+		snap.Revisions[revs.Items[i].Name] = &revs.Items[i]
+	}
+	return snap, nil
+}
+
+// labelRevisions marks the Revisions this Route sends traffic to active
+// and this Route's former ones reserve, so PodAutoscalers know what is
+// reachable and the GC knows what to keep.
+func (r *Reconciler) labelRevisions(ctx context.Context, rt *servingv1.Route, snap resources.Snapshot) error {
+	refs := resources.Referenced(rt.Status.Traffic)
+	for name, rev := range snap.Revisions {
+		state := ""
+		switch {
+		case refs[name]:
+			state = "active"
+		case rev.Labels[servingv1.RouteLabelKey] == rt.Name:
+			state = "reserve"
+		default:
+			continue
+		}
+		if rev.Labels[revresources.RoutingStateLabelKey] == state {
+			continue
+		}
+		patch := client.MergeFrom(rev.DeepCopy())
+		if rev.Labels == nil {
+			rev.Labels = map[string]string{}
+		}
+		if rev.Annotations == nil {
+			rev.Annotations = map[string]string{}
+		}
+		rev.Labels[revresources.RoutingStateLabelKey] = state
+		rev.Labels[servingv1.RouteLabelKey] = rt.Name
+		rev.Annotations[RoutingStateModifiedAnnotation] = time.Now().UTC().Format(time.RFC3339)
+		if err := r.client.Patch(ctx, rev, patch); err != nil {
+			return fmt.Errorf("label Revision %s %s: %w", name, state, err)
+		}
+	}
+	return nil
+}

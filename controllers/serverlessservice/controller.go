@@ -1,0 +1,59 @@
+package serverlessservice
+
+import (
+	"context"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
+)
+
+// Activator is where the activators' endpoints are published: the
+// EndpointSlices of this Service.
+type Activator struct {
+	Namespace, Service string
+}
+
+// Reconciler keeps each SKS's Services and public endpoints.
+type Reconciler struct {
+	client    client.Client
+	activator Activator
+}
+
+// SetupWithManager registers the reconciler. A private slice change wakes
+// its SKS; an activator slice change wakes every SKS, since any of them may
+// be in Proxy mode.
+func SetupWithManager(mgr ctrl.Manager, activator Activator) error {
+	r := &Reconciler{client: mgr.GetClient(), activator: activator}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&networkingv1alpha1.ServerlessService{}).
+		Owns(&corev1.Service{}).
+		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.sksForSlice)).
+		Complete(r)
+}
+
+func (r *Reconciler) sksForSlice(ctx context.Context, obj client.Object) []reconcile.Request {
+	svc := obj.GetLabels()[discoveryv1.LabelServiceName]
+	if obj.GetNamespace() == r.activator.Namespace && svc == r.activator.Service {
+		all := &networkingv1alpha1.ServerlessServiceList{}
+		if err := r.client.List(ctx, all); err != nil {
+			return nil
+		}
+		reqs := make([]reconcile.Request, 0, len(all.Items))
+		for _, s := range all.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: s.Namespace, Name: s.Name}})
+		}
+		return reqs
+	}
+	if name, ok := strings.CutSuffix(svc, "-private"); ok {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+	}
+	return nil
+}

@@ -1,0 +1,158 @@
+package serverlessservice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	duckv1 "github.com/knitops/knit/api/duck/v1"
+	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
+	"github.com/knitops/knit/controllers/owned"
+	"github.com/knitops/knit/controllers/serverlessservice/resources"
+)
+
+// Reconcile ensures the private and public Services, then points the
+// public endpoints at the replicas or the activators per the mode.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	sks := &networkingv1alpha1.ServerlessService{}
+	if err := r.client.Get(ctx, req.NamespacedName, sks); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if sks.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	before := sks.Status.DeepCopy()
+	conds := networkingv1alpha1.ServerlessServiceConditions.Manage(&sks.Status.Status)
+	conds.InitializeConditions()
+
+	for _, svc := range []*corev1.Service{resources.MakePrivateService(sks), resources.MakePublicService(sks)} {
+		if err := r.ensureService(ctx, sks, svc); err != nil {
+			var notOwned *owned.NotOwnedError
+			if errors.As(err, &notOwned) {
+				conds.MarkFalse(networkingv1alpha1.SKSConditionEndpointsPopulated, "NotOwned", notOwned.Error())
+				return ctrl.Result{}, r.updateStatus(ctx, sks, before)
+			}
+			return ctrl.Result{}, err
+		}
+	}
+	sks.Status.PrivateServiceName = resources.PrivateServiceName(sks)
+	sks.Status.ServiceName = resources.PublicServiceName(sks)
+
+	private, err := r.slices(ctx, sks.Namespace, resources.PrivateServiceName(sks))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	activators, err := r.slices(ctx, r.activator.Namespace, r.activator.Service)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	public, fromReplicas := resources.PublicEndpoints(sks, private, activators)
+	if err := r.syncPublic(ctx, sks, public); err != nil {
+		return ctrl.Result{}, err
+	}
+	markEndpoints(conds, sks, public, fromReplicas, resources.ReadyCount(activators))
+	return ctrl.Result{}, r.updateStatus(ctx, sks, before)
+}
+
+func (r *Reconciler) updateStatus(ctx context.Context, sks *networkingv1alpha1.ServerlessService, before *networkingv1alpha1.ServerlessServiceStatus) error {
+	sks.Status.ObservedGeneration = sks.Generation
+	if equality.Semantic.DeepEqual(before, &sks.Status) {
+		return nil
+	}
+	if err := r.client.Status().Update(ctx, sks); err != nil {
+		return fmt.Errorf("update status of ServerlessService %s/%s: %w", sks.Namespace, sks.Name, err)
+	}
+	return nil
+}
+
+func (r *Reconciler) ensureService(ctx context.Context, sks *networkingv1alpha1.ServerlessService, want *corev1.Service) error {
+	_, err := owned.Ensure(ctx, r.client, sks, "Service", want, &corev1.Service{},
+		func(have, want *corev1.Service) bool {
+			return !equality.Semantic.DeepEqual(have.Spec.Ports, want.Spec.Ports) || !equality.Semantic.DeepEqual(have.Spec.Selector, want.Spec.Selector)
+		},
+		func(have, want *corev1.Service) { have.Spec.Ports, have.Spec.Selector = want.Spec.Ports, want.Spec.Selector })
+	return err
+}
+
+func (r *Reconciler) slices(ctx context.Context, ns, service string) ([]discoveryv1.EndpointSlice, error) {
+	list := &discoveryv1.EndpointSliceList{}
+	if err := r.client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{discoveryv1.LabelServiceName: service}); err != nil {
+		return nil, fmt.Errorf("list EndpointSlices of %s/%s: %w", ns, service, err)
+	}
+	return list.Items, nil
+}
+
+// syncPublic makes the public Service's SKS-managed slices exactly want.
+func (r *Reconciler) syncPublic(ctx context.Context, sks *networkingv1alpha1.ServerlessService, want []discoveryv1.EndpointSlice) error {
+	have, err := r.slices(ctx, sks.Namespace, resources.PublicServiceName(sks))
+	if err != nil {
+		return err
+	}
+	keep := map[string]bool{}
+	for i := range want {
+		keep[want[i].Name] = true
+		if err := r.ensureSlice(ctx, &want[i]); err != nil {
+			return err
+		}
+	}
+	for i := range have {
+		s := &have[i]
+		if keep[s.Name] || s.Labels[discoveryv1.LabelManagedBy] != resources.ManagedBy {
+			continue
+		}
+		if err := client.IgnoreNotFound(r.client.Delete(ctx, s)); err != nil {
+			return fmt.Errorf("delete EndpointSlice %s: %w", s.Name, err)
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) ensureSlice(ctx context.Context, want *discoveryv1.EndpointSlice) error {
+	have := &discoveryv1.EndpointSlice{}
+	err := r.client.Get(ctx, client.ObjectKeyFromObject(want), have)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := r.client.Create(ctx, want); err != nil {
+			return fmt.Errorf("create EndpointSlice %s: %w", want.Name, err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("get EndpointSlice %s: %w", want.Name, err)
+	}
+	if equality.Semantic.DeepEqual(have.Endpoints, want.Endpoints) && equality.Semantic.DeepEqual(have.Ports, want.Ports) {
+		return nil
+	}
+	have.Endpoints, have.Ports = want.Endpoints, want.Ports
+	if err := r.client.Update(ctx, have); err != nil {
+		return fmt.Errorf("update EndpointSlice %s: %w", want.Name, err)
+	}
+	return nil
+}
+
+// markEndpoints: Ready when the public Service has endpoints; the
+// activator condition is informational.
+func markEndpoints(conds duckv1.ConditionManager, sks *networkingv1alpha1.ServerlessService, public []discoveryv1.EndpointSlice, fromReplicas bool, activators int) {
+	if activators > 0 {
+		conds.MarkTrue(networkingv1alpha1.SKSConditionActivatorEndpointsPopulated)
+	} else {
+		conds.MarkFalse(networkingv1alpha1.SKSConditionActivatorEndpointsPopulated, "NoActivatorEndpoints", "no activator endpoints are published")
+	}
+	n := resources.ReadyCount(public)
+	switch {
+	case n > 0 && fromReplicas:
+		conds.MarkTrue(networkingv1alpha1.SKSConditionEndpointsPopulated)
+	case n > 0:
+		conds.MarkTrueWithReason(networkingv1alpha1.SKSConditionEndpointsPopulated, "ActivatorEndpoints",
+			fmt.Sprintf("%s mode: requests go through %d activator endpoint(s)", sks.Spec.Mode, n))
+	default:
+		conds.MarkUnknown(networkingv1alpha1.SKSConditionEndpointsPopulated, "NoHealthyBackends",
+			"neither replicas nor activators have ready endpoints")
+	}
+}

@@ -1,0 +1,23 @@
+package service
+
+import (
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+// Reconciler keeps a Service's Configuration and Route in step with it.
+type Reconciler struct {
+	client client.Client
+}
+
+// SetupWithManager registers the reconciler; changes to the owned
+// Configuration and Route requeue the Service so status follows them.
+func SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&servingv1.Service{}).
+		Owns(&servingv1.Configuration{}).
+		Owns(&servingv1.Route{}).
+		Complete(&Reconciler{client: mgr.GetClient()})
+}

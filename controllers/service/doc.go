@@ -1,0 +1,3 @@
+// Package service reconciles Knative Services: each owns a Configuration
+// and a Route of its name and reports their state as its own.
+package service

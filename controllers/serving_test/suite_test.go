@@ -1,0 +1,118 @@
+package serving_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/knitops/knit/api"
+	"github.com/knitops/knit/config"
+	"github.com/knitops/knit/controllers/configuration"
+	"github.com/knitops/knit/controllers/podautoscaler"
+	"github.com/knitops/knit/controllers/revision"
+	"github.com/knitops/knit/controllers/route"
+	"github.com/knitops/knit/controllers/serverlessservice"
+	"github.com/knitops/knit/controllers/service"
+)
+
+var (
+	k8s client.Client
+	cfg *rest.Config
+)
+
+const ingressPort = 8080
+
+var activator = serverlessservice.Activator{Namespace: "knit-system", Service: "knit-activator"}
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		if testing.Short() {
+			return 0
+		}
+		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run through `make test`, which builds kube-apiserver and etcd into ./bin")
+		return 1
+	}
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "charts", "knit", "crds")},
+		ErrorIfCRDPathMissing: true,
+	}
+	var err error
+	if cfg, err = env.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "start envtest:", err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := startManager(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+func startManager(ctx context.Context) error {
+	scheme, err := api.NewScheme()
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		return err
+	}
+	store, err := config.NewStore("localhost")
+	if err != nil {
+		return err
+	}
+	for _, setup := range []func() error{
+		func() error { return store.SetupWithManager(mgr) },
+		func() error { return service.SetupWithManager(mgr) },
+		func() error { return configuration.SetupWithManager(mgr) },
+		func() error { return revision.SetupWithManager(mgr, store, "knit://queue") },
+		func() error { return podautoscaler.SetupWithManager(mgr, podautoscaler.StaticRecommender{}) },
+		func() error { return serverlessservice.SetupWithManager(mgr, activator) },
+		func() error { return route.SetupWithManager(mgr, store, ingressPort) },
+	} {
+		if err := setup(); err != nil {
+			return err
+		}
+	}
+	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		return err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}()
+	return nil
+}
+
+// eventually polls cond until it holds or 30 s pass, then fails with the
+// last reason cond gave.
+func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, string)) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		ok, why := cond(ctx)
+		last = why
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: not within 30s: %s", what, last)
+	}
+}

@@ -1,0 +1,57 @@
+package ingress
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httputil"
+	"sync/atomic"
+)
+
+// Router is the ingress handler. Its table is swapped whole by Update.
+type Router struct {
+	table atomic.Pointer[Table]
+	proxy *httputil.ReverseProxy
+}
+
+// NewRouter returns a router with an empty table: every host is unknown
+// until the first Update.
+func NewRouter() *Router {
+	r := &Router{}
+	r.table.Store(&Table{hosts: map[string]*entry{}, revisions: map[string]*backend{}})
+	r.proxy = &httputil.ReverseProxy{
+		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetXForwarded(); pr.Out.Host = pr.In.Host },
+		Transport:    &retryTransport{next: newTransport(), table: &r.table},
+		ErrorHandler: proxyError,
+		BufferPool:   bufferPool{},
+	}
+	return r
+}
+
+// Update installs a new table; requests already routed finish on the old.
+func (r *Router) Update(t *Table) { r.table.Store(t) }
+
+type backendKey struct{}
+
+// ServeHTTP routes by Host: unknown → 404, no endpoints → 503, else the
+// picked Revision's next endpoint.
+func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	e := r.table.Load().lookup(req.Host)
+	if e == nil {
+		http.Error(w, fmt.Sprintf("knit: no route for host %q", req.Host), http.StatusNotFound)
+		return
+	}
+	b := e.pick()
+	if b == nil {
+		http.Error(w, fmt.Sprintf("knit: route %s has no revision with traffic", e.route), http.StatusServiceUnavailable)
+		return
+	}
+	req = req.WithContext(context.WithValue(req.Context(), backendKey{}, b.revision))
+	req.URL.Scheme = "http"
+	r.proxy.ServeHTTP(w, req)
+}
+
+func proxyError(w http.ResponseWriter, req *http.Request, err error) {
+	rev, _ := req.Context().Value(backendKey{}).(string)
+	http.Error(w, fmt.Sprintf("knit: revision %s unreachable: %v", rev, err), http.StatusBadGateway)
+}

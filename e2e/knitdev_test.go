@@ -1,0 +1,211 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knitops/knit/api"
+	"github.com/knitops/knit/local/dev"
+)
+
+// repoRoot is the module root, where bin/ and examples/ live.
+var repoRoot = func() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	return filepath.Dir(wd)
+}()
+
+// binDir holds kube-apiserver, etcd and kubectl as `make tools` built them.
+func binDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run the e2e tests through `make test`, which builds ./bin and exports it")
+	}
+	return dir
+}
+
+var (
+	buildOnce sync.Once
+	knitBin   string
+	buildErr  error
+)
+
+// buildKnit compiles the knit binary once per test run.
+func buildKnit(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "knit-e2e-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		knitBin = filepath.Join(dir, "knit")
+		cmd := exec.Command("go", "build", "-o", knitBin, "./cmd/knit")
+		cmd.Dir = repoRoot
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/knit: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return knitBin
+}
+
+// knitDev is one running `knit dev` process.
+type knitDev struct {
+	cmd      *exec.Cmd
+	stateDir string
+	httpAddr string
+	output   *syncBuffer
+	exited   chan error
+}
+
+// startKnitDev starts knit dev and waits for its banner.
+func startKnitDev(t *testing.T, stateDir string) *knitDev {
+	t.Helper()
+	d := &knitDev{stateDir: stateDir, httpAddr: freeAddr(t), output: &syncBuffer{}, exited: make(chan error, 1)}
+	d.cmd = exec.Command(buildKnit(t), "dev",
+		"--state-dir", stateDir, "--bin-dir", binDir(t),
+		"--http-addr", d.httpAddr, "--git-addr", freeAddr(t))
+	d.cmd.Dir = repoRoot
+	stdout, err := d.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.cmd.Stderr = d.output
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			fmt.Fprintln(d.output, sc.Text())
+			if strings.HasPrefix(sc.Text(), dev.ReadyLine) {
+				close(ready)
+			}
+		}
+	}()
+	go func() { d.exited <- d.cmd.Wait() }()
+	t.Cleanup(func() { d.stop(t) })
+	select {
+	case <-ready:
+	case err := <-d.exited:
+		d.exited <- err
+		t.Fatalf("knit dev exited before it was ready: %v\n%s", err, d.output)
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("knit dev not ready within 3m:\n%s", d.output)
+	}
+	return d
+}
+
+// stop sends SIGTERM and waits for a clean exit; idempotent.
+func (d *knitDev) stop(t *testing.T) error {
+	t.Helper()
+	if d.cmd.ProcessState != nil {
+		return nil
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-d.exited:
+		d.exited <- err
+		return err
+	case <-time.After(time.Minute):
+		_ = d.cmd.Process.Kill()
+		t.Errorf("knit dev did not stop within 1m of SIGTERM:\n%s", d.output)
+		return <-d.exited
+	}
+}
+
+func (d *knitDev) client(t *testing.T) client.Client {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(d.stateDir, "kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme, err := api.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// kubectl runs bin/kubectl against this knit dev and returns its output.
+func (d *knitDev) kubectl(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir(t), "kubectl"), append([]string{"--kubeconfig", filepath.Join(d.stateDir, "kubeconfig")}, args...)...)
+	cmd.Dir = repoRoot
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// children lists the pids whose parent is the knit dev process.
+func (d *knitDev) children(t *testing.T) []int {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", d.cmd.Process.Pid, d.cmd.Process.Pid))
+	if err != nil {
+		t.Fatalf("read children of knit dev: %v", err)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(data)) {
+		var pid int
+		fmt.Sscan(f, &pid)
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// syncBuffer collects a process's output for failure messages.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+var _ io.Writer = (*syncBuffer)(nil)

@@ -1,0 +1,26 @@
+// Command helloworld is knit's sample app, the same as Knative's: it
+// answers "Hello $TARGET!" on $PORT.
+package main
+
+import (
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+)
+
+func main() {
+	target := os.Getenv("TARGET")
+	if target == "" {
+		target = "World"
+	}
+	port := os.Getenv("PORT")
+	if port == "" {
+		port = "8080"
+	}
+	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "Hello %s!\n", target)
+	})
+	log.Printf("helloworld listening on :%s", port)
+	log.Fatal(http.ListenAndServe(":"+port, nil))
+}

@@ -1,0 +1,45 @@
+package dev
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/knitops/knit/local/controlplane"
+)
+
+// apiServer is the Kubernetes API knit dev talks to: its own embedded one,
+// or the user's when --kubeconfig is given. Everything after startup is the
+// same code for both.
+type apiServer struct {
+	config     *rest.Config
+	url        string
+	kubeconfig string
+	issuer     certIssuer
+	stop       func() error
+}
+
+func startAPI(ctx context.Context, opts Options) (*apiServer, error) {
+	if opts.Kubeconfig != "" {
+		return useExistingAPI(opts)
+	}
+	cp, err := controlplane.Start(ctx, controlplane.Options{StateDir: opts.StateDir, BinDir: opts.BinDir})
+	if err != nil {
+		return nil, err
+	}
+	return &apiServer{config: cp.RESTConfig(), url: cp.APIURL(), kubeconfig: cp.KubeconfigPath(), issuer: cp, stop: cp.Stop}, nil
+}
+
+func useExistingAPI(opts Options) (*apiServer, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("load --kubeconfig %s: %w", opts.Kubeconfig, err)
+	}
+	ca, err := controlplane.LoadOrCreateCA(opts.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	return &apiServer{config: cfg, url: cfg.Host, kubeconfig: opts.Kubeconfig, issuer: ca, stop: func() error { return nil }}, nil
+}

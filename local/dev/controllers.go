@@ -1,0 +1,69 @@
+package dev
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knitops/knit/config"
+	"github.com/knitops/knit/controllers/configuration"
+	"github.com/knitops/knit/controllers/podautoscaler"
+	"github.com/knitops/knit/controllers/revision"
+	"github.com/knitops/knit/controllers/route"
+	"github.com/knitops/knit/controllers/serverlessservice"
+	"github.com/knitops/knit/controllers/service"
+	"github.com/knitops/knit/dataplane/ingress"
+)
+
+// localDomain makes every Route reachable without DNS setup:
+// *.localhost resolves to loopback.
+const localDomain = "localhost"
+
+// activatorService is where the activators publish their endpoints.
+var activatorService = serverlessservice.Activator{Namespace: config.SystemNamespace, Service: "knit-activator"}
+
+// queueImage tells the local runtime to run this binary's queue-proxy.
+const queueImage = "knit://queue"
+
+// setupControllers registers every reconciler knit dev runs, in the order
+// a Service flows through them.
+func setupControllers(mgr ctrl.Manager, store *config.Store, router *ingress.Router, ingressAddr string) error {
+	_, portStr, _ := net.SplitHostPort(ingressAddr)
+	port, _ := strconv.Atoi(portStr)
+	steps := []struct {
+		name  string
+		setup func() error
+	}{
+		{"config", func() error { return store.SetupWithManager(mgr) }},
+		{"service", func() error { return service.SetupWithManager(mgr) }},
+		{"configuration", func() error { return configuration.SetupWithManager(mgr) }},
+		{"revision", func() error { return revision.SetupWithManager(mgr, store, queueImage) }},
+		{"podautoscaler", func() error { return podautoscaler.SetupWithManager(mgr, podautoscaler.StaticRecommender{}) }},
+		{"serverlessservice", func() error { return serverlessservice.SetupWithManager(mgr, activatorService) }},
+		{"route", func() error { return route.SetupWithManager(mgr, store, port) }},
+		{"ingress", func() error { return ingress.SetupWithManager(mgr, router) }},
+	}
+	for _, s := range steps {
+		if err := s.setup(); err != nil {
+			return fmt.Errorf("%s controller: %w", s.name, err)
+		}
+	}
+	return nil
+}
+
+// ensureSystemNamespace creates knit-system, where knit's ConfigMaps and
+// the activator's endpoints live.
+func ensureSystemNamespace(ctx context.Context, c client.Client) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: config.SystemNamespace}}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", config.SystemNamespace, err)
+	}
+	return nil
+}

@@ -1,0 +1,50 @@
+package dev
+
+import (
+	"errors"
+	"fmt"
+	"net"
+)
+
+// Options are the flags of `knit dev`.
+type Options struct {
+	// StateDir keeps everything that must survive a restart: etcd data,
+	// keys, the kubeconfig, logs.
+	StateDir string
+	// BinDir holds the kube-apiserver and etcd that `make tools` built.
+	BinDir string
+	// HTTPAddr is the ingress: every Route's host is served here.
+	HTTPAddr string
+	// GitAddr serves knit's Git repositories and forge webhooks.
+	GitAddr string
+	// Kubeconfig, when set, points at an existing API server to use
+	// instead of starting one.
+	Kubeconfig string
+}
+
+// Defaults fills what the user left empty with knit dev's defaults.
+func (o *Options) Defaults() {
+	if o.StateDir == "" {
+		o.StateDir = ".knit"
+	}
+	if o.BinDir == "" {
+		o.BinDir = "bin"
+	}
+	if o.HTTPAddr == "" {
+		o.HTTPAddr = "127.0.0.1:8080"
+	}
+	if o.GitAddr == "" {
+		o.GitAddr = "127.0.0.1:8090"
+	}
+}
+
+// Validate reports the first flag that cannot work, before anything starts.
+func (o *Options) Validate() error {
+	var errs []error
+	for flag, addr := range map[string]string{"--http-addr": o.HTTPAddr, "--git-addr": o.GitAddr} {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			errs = append(errs, fmt.Errorf("%s %q: %w", flag, addr, err))
+		}
+	}
+	return errors.Join(errs...)
+}
