@@ -144,7 +144,6 @@ func checkErr(t *testing.T, err error, want string) {
 	}
 }
 
-
 func TestStoreKeepsLastGoodSnapshot(t *testing.T) {
 	s, err := NewStore("localhost")
 	if err != nil {

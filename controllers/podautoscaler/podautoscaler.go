@@ -47,7 +47,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	sks, err := owned.Ensure(ctx, r.client, pa, "ServerlessService", resources.MakeSKS(pa, rec.Mode, rec.NumActivators), &networkingv1alpha1.ServerlessService{},
-		func(have, want *networkingv1alpha1.ServerlessService) bool { return !equality.Semantic.DeepEqual(have.Spec, want.Spec) },
+		func(have, want *networkingv1alpha1.ServerlessService) bool {
+			return !equality.Semantic.DeepEqual(have.Spec, want.Spec)
+		},
 		func(have, want *networkingv1alpha1.ServerlessService) { have.Spec = want.Spec })
 	var notOwned *owned.NotOwnedError
 	switch {

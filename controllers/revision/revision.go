@@ -74,7 +74,9 @@ func (r *Reconciler) reconcilePodAutoscaler(ctx context.Context, rev *servingv1.
 		func(have, want *autoscalingv1alpha1.PodAutoscaler) bool {
 			return !equality.Semantic.DeepEqual(have.Spec, want.Spec) || !equality.Semantic.DeepEqual(have.Annotations, want.Annotations)
 		},
-		func(have, want *autoscalingv1alpha1.PodAutoscaler) { have.Spec, have.Annotations = want.Spec, want.Annotations })
+		func(have, want *autoscalingv1alpha1.PodAutoscaler) {
+			have.Spec, have.Annotations = want.Spec, want.Annotations
+		})
 }
 
 // initialScale is the replica count a new Revision starts with: Knative's

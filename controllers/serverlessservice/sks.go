@@ -77,7 +77,9 @@ func (r *Reconciler) ensureService(ctx context.Context, sks *networkingv1alpha1.
 		func(have, want *corev1.Service) bool {
 			return !equality.Semantic.DeepEqual(have.Spec.Ports, want.Spec.Ports) || !equality.Semantic.DeepEqual(have.Spec.Selector, want.Spec.Selector)
 		},
-		func(have, want *corev1.Service) { have.Spec.Ports, have.Spec.Selector = want.Spec.Ports, want.Spec.Selector })
+		func(have, want *corev1.Service) {
+			have.Spec.Ports, have.Spec.Selector = want.Spec.Ports, want.Spec.Selector
+		})
 	return err
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/knitops/knit/controllers/service/resources"
 )
 
-
 // Reconcile reads the Service, ensures its Configuration and Route, then
 // writes status from theirs.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -59,7 +58,9 @@ func (r *Reconciler) reconcileConfiguration(ctx context.Context, svc *servingv1.
 		func(have, want *servingv1.Configuration) bool {
 			return !equality.Semantic.DeepEqual(have.Spec, want.Spec) || !equality.Semantic.DeepEqual(have.Labels, want.Labels)
 		},
-		func(have, want *servingv1.Configuration) { have.Spec, have.Labels, have.Annotations = want.Spec, want.Labels, want.Annotations })
+		func(have, want *servingv1.Configuration) {
+			have.Spec, have.Labels, have.Annotations = want.Spec, want.Labels, want.Annotations
+		})
 }
 
 func (r *Reconciler) reconcileRoute(ctx context.Context, svc *servingv1.Service) (*servingv1.Route, error) {
@@ -67,7 +68,9 @@ func (r *Reconciler) reconcileRoute(ctx context.Context, svc *servingv1.Service)
 		func(have, want *servingv1.Route) bool {
 			return !equality.Semantic.DeepEqual(have.Spec, want.Spec) || !equality.Semantic.DeepEqual(have.Labels, want.Labels)
 		},
-		func(have, want *servingv1.Route) { have.Spec, have.Labels, have.Annotations = want.Spec, want.Labels, want.Annotations })
+		func(have, want *servingv1.Route) {
+			have.Spec, have.Labels, have.Annotations = want.Spec, want.Labels, want.Annotations
+		})
 }
 
 // cfgGen reports whether the Configuration has seen the Service's latest

@@ -25,7 +25,9 @@ func PublicEndpoints(sks *networkingv1alpha1.ServerlessService, private, activat
 		src, fromReplicas = private, true
 	}
 	sorted := append([]discoveryv1.EndpointSlice(nil), src...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Namespace+"/"+sorted[i].Name < sorted[j].Namespace+"/"+sorted[j].Name })
+	sort.Slice(sorted, func(i, j int) bool {
+		return sorted[i].Namespace+"/"+sorted[i].Name < sorted[j].Namespace+"/"+sorted[j].Name
+	})
 	out := make([]discoveryv1.EndpointSlice, 0, len(sorted))
 	for _, s := range sorted {
 		eps := readyEndpoints(s)

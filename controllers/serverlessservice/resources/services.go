@@ -23,7 +23,9 @@ const (
 )
 
 // PrivateServiceName is the Service over the replicas themselves.
-func PrivateServiceName(sks *networkingv1alpha1.ServerlessService) string { return sks.Name + "-private" }
+func PrivateServiceName(sks *networkingv1alpha1.ServerlessService) string {
+	return sks.Name + "-private"
+}
 
 // PublicServiceName is the Service the ingress routes to.
 func PublicServiceName(sks *networkingv1alpha1.ServerlessService) string { return sks.Name }
