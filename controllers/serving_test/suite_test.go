@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -18,6 +20,7 @@ import (
 	"github.com/knitops/knit/api"
 	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/controllers/configuration"
+	"github.com/knitops/knit/controllers/gc"
 	"github.com/knitops/knit/controllers/podautoscaler"
 	"github.com/knitops/knit/controllers/revision"
 	"github.com/knitops/knit/controllers/route"
@@ -86,12 +89,16 @@ func startManager(ctx context.Context) error {
 		func() error { return podautoscaler.SetupWithManager(mgr, podautoscaler.StaticRecommender{}) },
 		func() error { return serverlessservice.SetupWithManager(mgr, activator) },
 		func() error { return route.SetupWithManager(mgr, store, ingressPort) },
+		func() error { return gc.SetupWithManager(mgr, store) },
 	} {
 		if err := setup(); err != nil {
 			return err
 		}
 	}
 	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		return err
+	}
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: config.SystemNamespace}}); err != nil {
 		return err
 	}
 	go func() {

@@ -1,0 +1,103 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// serviceAccountIssuer names the issuer of service-account tokens. It is
+// fixed, not the API URL, so tokens survive a change of port.
+const serviceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
+
+// apiServer is how kube-apiserver is configured; every path is in the
+// state directory.
+type apiServer struct {
+	port      int
+	etcdURL   string
+	certFile  string // serving certificate, signed by the CA
+	keyFile   string
+	tokenFile string // --token-auth-file with the admin token
+	saKey     string // signs service-account tokens
+	saPub     string // verifies them
+}
+
+// args follows envtest's configuration of the same binary, with two
+// differences: the admin authenticates with a bearer token instead of a
+// client certificate, and anonymous requests are refused, since with
+// AlwaysAllow an anonymous user could otherwise do anything.
+//
+// The API server advertises 127.0.0.1 without publishing it as the
+// endpoints of the `kubernetes` Service (the endpoint reconciler refuses
+// loopback addresses, and left to itself the API server would advertise
+// the host's default-route address and fail on a machine without one).
+// Nothing in local mode reaches the API through that Service.
+//
+// The ServiceAccount admission plugin is off because nothing creates the
+// default service account without kube-controller-manager; knit's local
+// runtime runs replicas as processes, not pods.
+func (a apiServer) args() []string {
+	return []string{
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--endpoint-reconciler-type=none",
+		"--secure-port=" + strconv.Itoa(a.port),
+		"--tls-cert-file=" + a.certFile,
+		"--tls-private-key-file=" + a.keyFile,
+		"--etcd-servers=" + a.etcdURL,
+		"--token-auth-file=" + a.tokenFile,
+		"--anonymous-auth=false",
+		"--authorization-mode=AlwaysAllow",
+		"--service-account-issuer=" + serviceAccountIssuer,
+		"--service-account-key-file=" + a.saPub,
+		"--service-account-signing-key-file=" + a.saKey,
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--disable-admission-plugins=ServiceAccount",
+		"--allow-privileged=true",
+	}
+}
+
+// readyzProbe asks /readyz with the admin's own client configuration, so
+// ready also proves that TLS and the token work.
+func readyzProbe(cfg *rest.Config) (func(context.Context) error, error) {
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("API client: %w", err)
+	}
+	return func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+"/readyz", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/readyz: %s %s", resp.Status, failedChecks(string(body)))
+		}
+		return nil
+	}, nil
+}
+
+// failedChecks keeps an error short: /readyz lists every check, and only
+// the failing ones, marked [-], say what is missing.
+func failedChecks(body string) string {
+	var failed []string
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "[-]") {
+			failed = append(failed, strings.TrimPrefix(line, "[-]"))
+		}
+	}
+	return strings.Join(failed, "; ")
+}
