@@ -2,7 +2,11 @@ package config
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 )
 
 // SystemNamespace holds knit's ConfigMaps, as knative-serving holds Knative's.
@@ -48,6 +52,31 @@ type Store struct {
 	localDomain string
 	current     atomic.Pointer[Config]
 	maps        atomic.Pointer[map[string]map[string]string]
+
+	mu          sync.Mutex
+	subscribers []chan event.GenericEvent
+}
+
+// Changes returns a channel that receives an event after every accepted
+// update, for controllers whose output depends on config (a Route's URL on
+// config-domain). Events coalesce: a slow reader sees at least one.
+func (s *Store) Changes() <-chan event.GenericEvent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := make(chan event.GenericEvent, 1)
+	s.subscribers = append(s.subscribers, ch)
+	return ch
+}
+
+func (s *Store) notify() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ch := range s.subscribers {
+		select {
+		case ch <- event.GenericEvent{Object: &corev1.ConfigMap{}}:
+		default:
+		}
+	}
 }
 
 // NewStore starts with every default in place; it fails only when
@@ -88,5 +117,6 @@ func (s *Store) Update(name string, data map[string]string) error {
 	}
 	s.maps.Store(&next)
 	s.current.Store(c)
+	s.notify()
 	return nil
 }

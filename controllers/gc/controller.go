@@ -7,6 +7,9 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/config"
@@ -21,13 +24,29 @@ type Reconciler struct {
 
 // SetupWithManager registers the collector, keyed by Configuration: a
 // Revision change (a new one, a routing state change) requeues its
-// Configuration through the owner reference.
+// Configuration through the owner reference, and a config-gc edit
+// requeues them all.
 func SetupWithManager(mgr ctrl.Manager, cfg *config.Store) error {
+	r := &Reconciler{client: mgr.GetClient(), config: cfg, now: time.Now}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("revision-gc").
 		For(&servingv1.Configuration{}).
 		Owns(&servingv1.Revision{}).
-		Complete(&Reconciler{client: mgr.GetClient(), config: cfg, now: time.Now})
+		WatchesRawSource(source.Channel(cfg.Changes(), handler.EnqueueRequestsFromMapFunc(r.allConfigurations))).
+		Complete(r)
+}
+
+func (r *Reconciler) allConfigurations(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &servingv1.ConfigurationList{}
+	if err := r.client.List(ctx, list); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing Configurations after a config-gc change")
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, c := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&c)})
+	}
+	return reqs
 }
 
 // Reconcile deletes what Collect says and comes back when the next kept

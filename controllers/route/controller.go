@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/config"
@@ -30,12 +31,22 @@ func SetupWithManager(mgr ctrl.Manager, cfg *config.Store, urlPort int) error {
 		For(&servingv1.Route{}).
 		Watches(&servingv1.Configuration{}, handler.EnqueueRequestsFromMapFunc(r.routesInNamespace)).
 		Watches(&servingv1.Revision{}, handler.EnqueueRequestsFromMapFunc(r.routesInNamespace)).
+		WatchesRawSource(source.Channel(cfg.Changes(), handler.EnqueueRequestsFromMapFunc(r.allRoutes))).
 		Complete(r)
 }
 
+// allRoutes requeues every Route after a config change (domain, templates).
+func (r *Reconciler) allRoutes(ctx context.Context, _ client.Object) []reconcile.Request {
+	return r.routes(ctx)
+}
+
 func (r *Reconciler) routesInNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.routes(ctx, client.InNamespace(obj.GetNamespace()))
+}
+
+func (r *Reconciler) routes(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
 	routes := &servingv1.RouteList{}
-	if err := r.client.List(ctx, routes, client.InNamespace(obj.GetNamespace())); err != nil {
+	if err := r.client.List(ctx, routes, opts...); err != nil {
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(routes.Items))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/controllers/configuration"
+	"github.com/knitops/knit/controllers/gc"
 	"github.com/knitops/knit/controllers/podautoscaler"
 	"github.com/knitops/knit/controllers/revision"
 	"github.com/knitops/knit/controllers/route"
@@ -48,6 +49,7 @@ func setupControllers(mgr ctrl.Manager, store *config.Store, router *ingress.Rou
 		{"podautoscaler", func() error { return podautoscaler.SetupWithManager(mgr, podautoscaler.StaticRecommender{}) }},
 		{"serverlessservice", func() error { return serverlessservice.SetupWithManager(mgr, activatorService) }},
 		{"route", func() error { return route.SetupWithManager(mgr, store, port) }},
+		{"revision-gc", func() error { return gc.SetupWithManager(mgr, store) }},
 		{"ingress", func() error { return ingress.SetupWithManager(mgr, router) }},
 	}
 	for _, s := range steps {

@@ -1,5 +1,5 @@
-// Package serving_test runs the serving reconcilers together against a
+// Package servingtest runs the serving reconcilers together against a
 // real kube-apiserver (envtest) and plays the part of the runtime itself —
 // writing Deployment status and EndpointSlices — so each Knative behaviour
 // is checked end to end through the API without processes.
-package serving_test
+package servingtest

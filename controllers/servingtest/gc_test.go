@@ -1,4 +1,4 @@
-package serving_test
+package servingtest
 
 import (
 	"context"
@@ -41,12 +41,6 @@ func TestGCCollectsIdleRevisionsButNeverRoutedOnes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), cm) })
-	// A change to the Configuration's Revisions wakes the collector.
-	svc, _ = getService(ctx, ns, "hello")
-	svc.Annotations = map[string]string{"poke": "1"}
-	if err := k8s.Update(ctx, svc); err != nil {
-		t.Fatal(err)
-	}
 	eventually(t, "idle Revision collected", func(ctx context.Context) (bool, string) {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello-00001"}, &servingv1.Revision{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
