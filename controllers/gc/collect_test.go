@@ -80,4 +80,3 @@ func TestCollect(t *testing.T) {
 		})
 	}
 }
-
