@@ -164,18 +164,26 @@ func (d *knitDev) kubectl(t *testing.T, args ...string) (string, error) {
 	return string(out), err
 }
 
-// children lists the pids whose parent is the knit dev process.
+// children lists the pids whose parent is the knit dev process, across
+// all its threads (a child belongs to the thread that started it).
 func (d *knitDev) children(t *testing.T) []int {
 	t.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", d.cmd.Process.Pid, d.cmd.Process.Pid))
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", d.cmd.Process.Pid))
 	if err != nil {
-		t.Fatalf("read children of knit dev: %v", err)
+		t.Fatal(err)
 	}
 	var pids []int
-	for _, f := range strings.Fields(string(data)) {
-		var pid int
-		fmt.Sscan(f, &pid)
-		pids = append(pids, pid)
+	for _, f := range tasks {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue // the thread ended
+		}
+		for _, field := range strings.Fields(string(data)) {
+			var pid int
+			if _, err := fmt.Sscan(field, &pid); err == nil {
+				pids = append(pids, pid)
+			}
+		}
 	}
 	return pids
 }
