@@ -21,9 +21,9 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"dev":     {summary: "run knit locally: control plane, webhooks, controllers, ingress, Git server", run: runDev},
+	"dev":        {summary: "run knit locally: control plane, webhooks, controllers, ingress, Git server", run: runDev},
 	"autoscaler": {summary: "the KPA autoscaler; `knit autoscaler simulate` replays a load trace", run: runAutoscaler},
-	"version": {summary: "print knit's version", run: runVersion},
+	"version":    {summary: "print knit's version", run: runVersion},
 }
 
 func main() {

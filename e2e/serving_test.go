@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	duckv1 "github.com/knitops/knit/api/duck/v1"
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+// TestServingJourney is the serving issue's user journey: kubectl apply of
+// the helloworld example answers through the ingress, a template change
+// rolls out a new Revision, a 50/50 split with a tag reaches both, and
+// broken apps end in Revision conditions that say what happened.
+func TestServingJourney(t *testing.T) {
+	if testing.Short() {
+		t.Skip("e2e: starts knit dev")
+	}
+	d := startKnitDev(t, filepath.Join(t.TempDir(), "state"))
+	c := d.client(t)
+	host := "hello.default.localhost"
+
+	if out, err := d.kubectl(t, "apply", "-f", "examples/helloworld/service.yaml"); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	waitBody(t, d.httpAddr, host, "Hello World!", 3*time.Minute)
+
+	t.Run("a template change rolls out a new revision and keeps the old", func(t *testing.T) {
+		updateService(t, c, func(svc *servingv1.Service) {
+			svc.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "TARGET", Value: "knit"}}
+		})
+		waitBody(t, d.httpAddr, host, "Hello knit!", time.Minute)
+		revs := &servingv1.RevisionList{}
+		if err := c.List(context.Background(), revs, client.InNamespace("default"), client.MatchingLabels{servingv1.ServiceLabelKey: "hello"}); err != nil {
+			t.Fatal(err)
+		}
+		if len(revs.Items) != 2 {
+			t.Errorf("revisions after the change = %d, want the new one and the old one", len(revs.Items))
+		}
+	})
+
+	t.Run("a 50/50 split with a tag reaches both revisions", func(t *testing.T) {
+		updateService(t, c, func(svc *servingv1.Service) {
+			svc.Spec.Traffic = []servingv1.TrafficTarget{
+				{RevisionName: "hello-00001", Percent: ptr.To[int64](50), Tag: "old"},
+				{LatestRevision: ptr.To(true), Percent: ptr.To[int64](50)},
+			}
+		})
+		waitBody(t, d.httpAddr, "old-hello.default.localhost", "Hello World!", time.Minute)
+		seen := map[string]int{}
+		for i := 0; i < 100; i++ {
+			code, body, err := get(d.httpAddr, host)
+			if err != nil || code != 200 {
+				t.Fatalf("request %d: %d %q %v", i, code, body, err)
+			}
+			seen[body]++
+		}
+		if seen["Hello World!"] != 50 || seen["Hello knit!"] != 50 {
+			t.Errorf("answers over 100 requests = %v, want 50 of each", seen)
+		}
+	})
+
+	t.Run("kubectl shows Knative-like READY columns", func(t *testing.T) {
+		out, err := d.kubectl(t, "get", "ksvc,cfg,rev,rt,kpa,sks")
+		if err != nil {
+			t.Fatalf("kubectl get: %v\n%s", err, out)
+		}
+		for _, want := range []string{"service.serving.knative.dev/hello", "revision.serving.knative.dev/hello-00002", "podautoscaler.autoscaling.internal.knative.dev/hello-00002", "serverlessservice.networking.internal.knative.dev/hello-00002", "True"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("kubectl get output lacks %q:\n%s", want, out)
+			}
+		}
+	})
+
+	t.Run("broken apps say what happened", func(t *testing.T) {
+		cases := []struct {
+			name, image string
+			command     []string
+			reason      string
+		}{
+			{"crashes", "docker.io/library/busybox", []string{"/bin/sh", "-c", "echo boom >&2; exit 3"}, "CrashLoopBackOff"},
+			{"unbuildable", "ko://github.com/knitops/knit/examples/does-not-exist", nil, "BuildFailed"},
+		}
+		for _, tc := range cases {
+			svc := &servingv1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: tc.name}}
+			svc.Spec.Template.Spec.Containers = []corev1.Container{{Image: tc.image, Command: tc.command}}
+			if err := c.Create(context.Background(), svc); err != nil {
+				t.Fatalf("create %s: %v", tc.name, err)
+			}
+			waitFor(t, tc.name+" revision fails with "+tc.reason, 2*time.Minute, func(ctx context.Context) (bool, string) {
+				rev := &servingv1.Revision{}
+				if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: tc.name + "-00001"}, rev); err != nil {
+					return false, err.Error()
+				}
+				ready := rev.Status.GetCondition(duckv1.ConditionReady)
+				if ready == nil {
+					return false, "no Ready condition"
+				}
+				return ready.IsFalse() && ready.Reason == tc.reason && ready.Message != "", fmt.Sprintf("Ready=%s %s: %s", ready.Status, ready.Reason, ready.Message)
+			})
+		}
+		code, body, _ := get(d.httpAddr, host)
+		if code != 200 {
+			t.Errorf("hello stopped answering while other apps failed: %d %q", code, body)
+		}
+	})
+}
+
+// updateService re-reads and updates the hello Service until no conflict.
+func updateService(t *testing.T, c client.Client, mutate func(*servingv1.Service)) {
+	t.Helper()
+	waitFor(t, "update Service hello", 30*time.Second, func(ctx context.Context) (bool, string) {
+		svc := &servingv1.Service{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "hello"}, svc); err != nil {
+			return false, err.Error()
+		}
+		mutate(svc)
+		if err := c.Update(ctx, svc); err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+}
