@@ -20,7 +20,7 @@ func NewRouter() *Router {
 	r := &Router{}
 	r.table.Store(&Table{hosts: map[string]*entry{}, revisions: map[string]*backend{}})
 	r.proxy = &httputil.ReverseProxy{
-		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetXForwarded(); pr.Out.Host = pr.In.Host },
+		Rewrite:      rewrite,
 		Transport:    &retryTransport{next: newTransport(), table: &r.table},
 		ErrorHandler: proxyError,
 		BufferPool:   bufferPool{},
@@ -46,12 +46,31 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, fmt.Sprintf("knit: route %s has no revision with traffic", e.route), http.StatusServiceUnavailable)
 		return
 	}
-	req = req.WithContext(context.WithValue(req.Context(), backendKey{}, b.revision))
+	req = req.WithContext(context.WithValue(req.Context(), backendKey{}, b))
 	req.URL.Scheme = "http"
 	r.proxy.ServeHTTP(w, req)
 }
 
+// Headers naming the Revision a request was routed to, Knative's names:
+// the activator reads them to know which Revision to buffer for.
+const (
+	RevisionHeader  = "Knative-Serving-Revision"
+	NamespaceHeader = "Knative-Serving-Namespace"
+)
+
+func rewrite(pr *httputil.ProxyRequest) {
+	pr.SetXForwarded()
+	pr.Out.Host = pr.In.Host
+	if b, ok := pr.In.Context().Value(backendKey{}).(*backend); ok {
+		pr.Out.Header[RevisionHeader] = []string{b.name}
+		pr.Out.Header[NamespaceHeader] = []string{b.namespace}
+	}
+}
+
 func proxyError(w http.ResponseWriter, req *http.Request, err error) {
-	rev, _ := req.Context().Value(backendKey{}).(string)
+	rev := "?"
+	if b, ok := req.Context().Value(backendKey{}).(*backend); ok {
+		rev = b.revision
+	}
 	http.Error(w, fmt.Sprintf("knit: revision %s unreachable: %v", rev, err), http.StatusBadGateway)
 }

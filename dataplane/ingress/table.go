@@ -28,9 +28,10 @@ type entry struct {
 
 // backend is one Revision's public endpoints ("host:port").
 type backend struct {
-	revision string // namespace/name
-	addrs    []string
-	next     atomic.Uint64
+	revision        string // namespace/name
+	namespace, name string
+	addrs           []string
+	next            atomic.Uint64
 }
 
 // Build computes the table from Routes (their resolved status.traffic and
@@ -70,7 +71,8 @@ func (t *Table) backend(revision string, eps map[string][]string) *backend {
 	if b, ok := t.revisions[revision]; ok {
 		return b
 	}
-	b := &backend{revision: revision, addrs: eps[revision]}
+	ns, name, _ := strings.Cut(revision, "/")
+	b := &backend{revision: revision, namespace: ns, name: name, addrs: eps[revision]}
 	t.revisions[revision] = b
 	return b
 }

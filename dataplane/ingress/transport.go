@@ -41,7 +41,10 @@ type retryTransport struct {
 var errNoEndpoints = errors.New("no ready endpoints")
 
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	rev, _ := req.Context().Value(backendKey{}).(string)
+	rev := ""
+	if b, ok := req.Context().Value(backendKey{}).(*backend); ok {
+		rev = b.revision
+	}
 	body := &holdBody{ReadCloser: req.Body}
 	if req.Body != nil && req.Body != http.NoBody {
 		req.Body = body // the server closes the original when the handler returns

@@ -1,0 +1,105 @@
+package ingress
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/utils/ptr"
+
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+// app is a loopback server answering with its name and the revision
+// headers the router added.
+func app(t *testing.T, name string) (port int32) {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%s %s/%s %s", name, r.Header.Get(NamespaceHeader), r.Header.Get(RevisionHeader), r.Host)
+	}))
+	t.Cleanup(srv.Close)
+	return int32(srv.Listener.Addr().(*net.TCPAddr).Port)
+}
+
+func closedPort(t *testing.T) int32 {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := int32(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	return port
+}
+
+func serve(t *testing.T, r *Router, host string) (int, string) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, "http://"+host+"/", nil)
+	w := httptest.NewRecorder()
+	r.ServeHTTP(w, req)
+	body, _ := io.ReadAll(w.Result().Body)
+	return w.Code, string(body)
+}
+
+func TestRouterProxiesByHost(t *testing.T) {
+	r := NewRouter()
+	r.Update(Build(
+		[]servingv1.Route{route("hello", nil, "http://hello.default.localhost", servingv1.TrafficTarget{RevisionName: "hello-1", Percent: ptr.To[int64](100)})},
+		[]discoveryv1.EndpointSlice{slice("hello-1", app(t, "one"), true, "127.0.0.1")},
+	))
+	code, body := serve(t, r, "hello.default.localhost:8080")
+	if code != 200 || body != "one default/hello-1 hello.default.localhost:8080" {
+		t.Errorf("routed request = %d %q, want the app's answer with revision headers and the original Host", code, body)
+	}
+	code, body = serve(t, r, "nope.default.localhost")
+	if code != http.StatusNotFound || !strings.Contains(body, `no route for host "nope.default.localhost"`) {
+		t.Errorf("unknown host = %d %q, want 404 naming the host", code, body)
+	}
+}
+
+// A refused connection (an endpoint that just went away) is retried on
+// the next endpoint; the client never sees it.
+func TestRouterRetriesRefusedConnections(t *testing.T) {
+	r := NewRouter()
+	dead, live := closedPort(t), app(t, "live")
+	r.Update(Build(
+		[]servingv1.Route{route("hello", nil, "http://hello.default.localhost", servingv1.TrafficTarget{RevisionName: "hello-1", Percent: ptr.To[int64](100)})},
+		[]discoveryv1.EndpointSlice{slice("hello-1", dead, true, "127.0.0.1"), func() discoveryv1.EndpointSlice {
+			s := slice("hello-1", live, true, "127.0.0.1")
+			s.Name = "second"
+			return s
+		}()},
+	))
+	for i := 0; i < 10; i++ {
+		if code, body := serve(t, r, "hello.default.localhost"); code != 200 || !strings.HasPrefix(body, "live") {
+			t.Fatalf("request %d = %d %q, want the live endpoint after a retry", i, code, body)
+		}
+	}
+}
+
+// A request that reached the app and failed there is not retried.
+func TestRouterDoesNotRetryRequestsThatReachedTheApp(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		panic(http.ErrAbortHandler) // the app drops the connection mid-request
+	}))
+	defer srv.Close()
+	r := NewRouter()
+	r.Update(Build(
+		[]servingv1.Route{route("hello", nil, "http://hello.default.localhost", servingv1.TrafficTarget{RevisionName: "hello-1", Percent: ptr.To[int64](100)})},
+		[]discoveryv1.EndpointSlice{slice("hello-1", int32(srv.Listener.Addr().(*net.TCPAddr).Port), true, "127.0.0.1")},
+	))
+	if code, _ := serve(t, r, "hello.default.localhost"); code != http.StatusBadGateway {
+		t.Errorf("status = %d, want 502", code)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("app called %d times, want exactly 1", n)
+	}
+}

@@ -1,0 +1,77 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+// hooks adapts one kind's pure defaulting and validation to
+// controller-runtime's admission.Defaulter and admission.Validator. In the
+// pure functions old is nil on create.
+type hooks[T client.Object] struct {
+	kind     string
+	cfg      Config
+	newObj   func() T
+	defaults func(obj, old T, user string, cfg Config)
+	validate func(obj, old T, cfg Config) field.ErrorList
+	warn     func(obj T) []string
+}
+
+// Default defaults obj, reading the user and, on update, the stored object
+// from the admission request.
+func (h hooks[T]) Default(ctx context.Context, obj T) error {
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil {
+		return fmt.Errorf("defaulting %s: %w", h.kind, err)
+	}
+	var old T
+	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
+		old = h.newObj()
+		if err := json.Unmarshal(req.OldObject.Raw, old); err != nil {
+			return fmt.Errorf("defaulting %s: decode the stored object: %w", h.kind, err)
+		}
+	}
+	h.defaults(obj, old, req.UserInfo.Username, h.cfg)
+	return nil
+}
+
+// ValidateCreate refuses an invalid new object.
+func (h hooks[T]) ValidateCreate(_ context.Context, obj T) (admission.Warnings, error) {
+	var none T
+	return h.result(obj, h.validate(obj, none, h.cfg))
+}
+
+// ValidateUpdate refuses an invalid change.
+func (h hooks[T]) ValidateUpdate(_ context.Context, old, obj T) (admission.Warnings, error) {
+	return h.result(obj, h.validate(obj, old, h.cfg))
+}
+
+// ValidateDelete allows every delete; the webhooks are not registered for
+// it anyway.
+func (h hooks[T]) ValidateDelete(context.Context, T) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// result turns field errors into the Invalid status kubectl prints with
+// each field path.
+func (h hooks[T]) result(obj T, errs field.ErrorList) (admission.Warnings, error) {
+	var warnings admission.Warnings
+	if h.warn != nil {
+		warnings = h.warn(obj)
+	}
+	if len(errs) == 0 {
+		return warnings, nil
+	}
+	gk := schema.GroupKind{Group: servingv1.GroupVersion.Group, Kind: h.kind}
+	return warnings, apierrors.NewInvalid(gk, obj.GetName(), errs)
+}

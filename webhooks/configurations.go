@@ -1,0 +1,76 @@
+package webhooks
+
+import (
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+// Names of the webhook configurations Configurations builds.
+const (
+	defaultingName = "knit-defaulting"
+	validationName = "knit-validation"
+)
+
+// admitted are the kinds admission covers, with their resource names.
+var admitted = []struct{ kind, resource string }{
+	{"Service", "services"},
+	{"Configuration", "configurations"},
+	{"Revision", "revisions"},
+	{"Route", "routes"},
+}
+
+// Configurations builds the registrations that send CREATE and UPDATE of
+// each serving.knative.dev/v1 kind to the webhooks Setup serves.
+// clientConfig says how the API server reaches a webhook path (a URL for
+// knit dev, a Service in a cluster) and carries the caBundle. Requests fail
+// when the webhook cannot answer, so nothing is stored unchecked.
+func Configurations(clientConfig func(path string) admissionregistrationv1.WebhookClientConfig) (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration) {
+	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
+		ObjectMeta: metav1.ObjectMeta{Name: defaultingName},
+	}
+	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
+		ObjectMeta: metav1.ObjectMeta{Name: validationName},
+	}
+	for _, a := range admitted {
+		rules := []admissionregistrationv1.RuleWithOperations{{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+			Rule: admissionregistrationv1.Rule{
+				APIGroups:   []string{servingv1.GroupVersion.Group},
+				APIVersions: []string{servingv1.GroupVersion.Version},
+				Resources:   []string{a.resource},
+				Scope:       ptr.To(admissionregistrationv1.NamespacedScope),
+			},
+		}}
+		mutating.Webhooks = append(mutating.Webhooks, admissionregistrationv1.MutatingWebhook{
+			Name:                    a.resource + ".defaulting.knit.dev",
+			ClientConfig:            clientConfig(webhookPath("mutate", a.kind)),
+			Rules:                   rules,
+			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			AdmissionReviewVersions: []string{"v1"},
+		})
+		validating.Webhooks = append(validating.Webhooks, admissionregistrationv1.ValidatingWebhook{
+			Name:                    a.resource + ".validation.knit.dev",
+			ClientConfig:            clientConfig(webhookPath("validate", a.kind)),
+			Rules:                   rules,
+			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			AdmissionReviewVersions: []string{"v1"},
+		})
+	}
+	return mutating, validating
+}
+
+// webhookPath is the path controller-runtime's builder serves a kind's
+// webhook at, e.g. /mutate-serving-knative-dev-v1-service.
+func webhookPath(verb, kind string) string {
+	gv := servingv1.GroupVersion
+	return "/" + verb + "-" + strings.ReplaceAll(gv.Group, ".", "-") + "-" + gv.Version + "-" + strings.ToLower(kind)
+}

@@ -1,0 +1,46 @@
+package webhooks
+
+import (
+	"errors"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+// Setup registers defaulting and validating webhooks for Service,
+// Configuration, Revision and Route on mgr's webhook server, at the paths
+// Configurations points the API server to. mgr's scheme must hold the
+// serving.knative.dev/v1 types.
+func Setup(mgr ctrl.Manager, cfg Config) error {
+	return errors.Join(
+		register(mgr, hooks[*servingv1.Service]{
+			kind: "Service", cfg: cfg, newObj: func() *servingv1.Service { return &servingv1.Service{} },
+			defaults: defaultService, validate: validateService,
+			warn: func(s *servingv1.Service) []string { return unknownAutoscalingAnnotations(s.Spec.Template.Annotations) },
+		}),
+		register(mgr, hooks[*servingv1.Configuration]{
+			kind: "Configuration", cfg: cfg, newObj: func() *servingv1.Configuration { return &servingv1.Configuration{} },
+			defaults: defaultConfiguration, validate: validateConfiguration,
+			warn: func(c *servingv1.Configuration) []string {
+				return unknownAutoscalingAnnotations(c.Spec.Template.Annotations)
+			},
+		}),
+		register(mgr, hooks[*servingv1.Revision]{
+			kind: "Revision", cfg: cfg, newObj: func() *servingv1.Revision { return &servingv1.Revision{} },
+			defaults: defaultRevision, validate: validateRevision,
+			warn: func(r *servingv1.Revision) []string { return unknownAutoscalingAnnotations(r.Annotations) },
+		}),
+		register(mgr, hooks[*servingv1.Route]{
+			kind: "Route", cfg: cfg, newObj: func() *servingv1.Route { return &servingv1.Route{} },
+			defaults: defaultRoute, validate: validateRoute,
+		}),
+	)
+}
+
+// register serves h's defaulting and validation at the paths
+// controller-runtime derives from the kind.
+func register[T client.Object](mgr ctrl.Manager, h hooks[T]) error {
+	return ctrl.NewWebhookManagedBy(mgr, h.newObj()).WithDefaulter(h).WithValidator(h).Complete()
+}

@@ -1,0 +1,207 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/knitops/knit/api"
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+// TestAdmissionThroughAPIServer sends objects through a real kube-apiserver
+// with knit's CRDs and webhook registrations installed, proving the
+// registrations, the paths and the CRD schema work with the pure logic.
+func TestAdmissionThroughAPIServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("envtest: starts kube-apiserver and etcd; run without -short")
+	}
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Fatal("KUBEBUILDER_ASSETS is not set: the admission tests need kube-apiserver and etcd. " +
+			"Build them with `make tools` and run `KUBEBUILDER_ASSETS=$PWD/bin go test ./webhooks/...`, " +
+			"or `go test -short ./webhooks/...` for the unit tests alone")
+	}
+	c := startAPIServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	t.Run("min-scale above max-scale is refused naming the annotation", func(t *testing.T) {
+		svc := service("bad-scale", bareSpec(corev1.Container{Image: image}))
+		svc.Spec.Template.Annotations = map[string]string{
+			"autoscaling.knative.dev/min-scale": "5", "autoscaling.knative.dev/max-scale": "2",
+		}
+		err := c.Create(ctx, svc)
+		want := `spec.template.metadata.annotations[autoscaling.knative.dev/min-scale]: Invalid value: "5": min-scale=5 is greater than max-scale=2`
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("create: err = %v\nwant it to contain %s", err, want)
+		}
+		t.Logf("refused as kubectl shows it: %v", err)
+		if err := c.Get(ctx, client.ObjectKeyFromObject(svc), &servingv1.Service{}); !apierrors.IsNotFound(err) {
+			t.Errorf("refused Service: Get err = %v, want NotFound", err)
+		}
+	})
+
+	t.Run("a minimal Service is stored defaulted", func(t *testing.T) {
+		svc := service("minimal", bareSpec(corev1.Container{Image: image}))
+		if err := c.Create(ctx, svc); err != nil {
+			t.Fatalf("create: %v", err)
+		}
+		got := &servingv1.Service{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(svc), got); err != nil {
+			t.Fatal(err)
+		}
+		want := defaultedSpec()
+		want.Containers[0].Ports[0].Protocol = corev1.ProtocolTCP // the CRD schema's default
+		if diff := cmp.Diff(want, got.Spec.Template.Spec); diff != "" {
+			t.Errorf("stored template spec (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]servingv1.TrafficTarget{latest(100)}, got.Spec.Traffic); diff != "" {
+			t.Errorf("stored traffic (-want +got):\n%s", diff)
+		}
+		if got.Annotations[servingv1.CreatorAnnotation] == "" {
+			t.Errorf("annotations = %v, want %s set", got.Annotations, servingv1.CreatorAnnotation)
+		}
+	})
+
+	t.Run("a Revision's spec cannot change but its labels can", func(t *testing.T) {
+		rev := &servingv1.Revision{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "minimal-00001"},
+			Spec:       bareSpec(corev1.Container{Image: image}),
+		}
+		if err := c.Create(ctx, rev); err != nil {
+			t.Fatalf("create: %v", err)
+		}
+		labelled := rev.DeepCopy()
+		labelled.Labels = map[string]string{"team": "web"}
+		if err := c.Update(ctx, labelled); err != nil {
+			t.Errorf("label update: %v", err)
+		}
+		changed := labelled.DeepCopy()
+		changed.Spec.Containers[0].Image = "v2"
+		err := c.Update(ctx, changed)
+		if want := "spec.containers[0].image: Forbidden: a Revision's spec is immutable"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("spec update: err = %v\nwant it to contain %s", err, want)
+		}
+	})
+
+	t.Run("a Route whose percents do not add up is refused", func(t *testing.T) {
+		rt := &servingv1.Route{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "split"},
+			Spec: servingv1.RouteSpec{Traffic: []servingv1.TrafficTarget{
+				{ConfigurationName: "minimal", Percent: ptr.To[int64](50)},
+				{RevisionName: "minimal-00001", Percent: ptr.To[int64](40)},
+			}},
+		}
+		err := c.Create(ctx, rt)
+		if want := "spec.traffic: Invalid value: 90: traffic targets' percents add up to 90"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("create: err = %v\nwant it to contain %s", err, want)
+		}
+	})
+}
+
+// startAPIServer starts kube-apiserver and etcd with knit's CRDs and the
+// registrations from Configurations, serves Setup's webhooks where envtest
+// points them, and returns a client once the webhook server answers.
+func startAPIServer(t *testing.T) client.Client {
+	t.Helper()
+	mutating, validating := Configurations(func(path string) admissionregistrationv1.WebhookClientConfig {
+		// envtest turns a service reference into a URL to its local server.
+		return admissionregistrationv1.WebhookClientConfig{
+			Service: &admissionregistrationv1.ServiceReference{Namespace: "knit-system", Name: "knit-webhooks", Path: &path},
+		}
+	})
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{"../charts/knit/crds"},
+		ErrorIfCRDPathMissing: true,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{
+			MutatingWebhooks:   []*admissionregistrationv1.MutatingWebhookConfiguration{mutating},
+			ValidatingWebhooks: []*admissionregistrationv1.ValidatingWebhookConfiguration{validating},
+		},
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("start envtest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stop envtest: %v", err)
+		}
+	})
+
+	scheme, err := api.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks := env.WebhookInstallOptions
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: hooks.LocalServingHost, Port: hooks.LocalServingPort, CertDir: hooks.LocalServingCertDir,
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Setup(mgr, DefaultConfig()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return mgr.GetWebhookServer().StartedChecker()(nil) == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("webhook server did not start: %v", err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := waitForAdmission(ctx, c); err != nil {
+		t.Fatalf("the API server does not call the webhooks: %v", err)
+	}
+	return c
+}
+
+// waitForAdmission polls with dry-run creates until the API server both
+// defaults and validates through the webhooks: it learns of new webhook
+// registrations from an informer, a moment after they are created.
+func waitForAdmission(ctx context.Context, c client.Client) error {
+	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		svc := service("probe", bareSpec(corev1.Container{Image: image}))
+		if err := c.Create(ctx, svc, client.DryRunAll); err != nil || svc.Spec.Template.Spec.TimeoutSeconds == nil {
+			return false, nil
+		}
+		bad := &servingv1.Route{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "probe"},
+			Spec:       servingv1.RouteSpec{Traffic: []servingv1.TrafficTarget{{ConfigurationName: "probe", Percent: ptr.To[int64](1)}}},
+		}
+		err := c.Create(ctx, bad, client.DryRunAll)
+		return err != nil && strings.Contains(err.Error(), "denied the request"), nil
+	})
+}

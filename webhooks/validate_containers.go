@@ -1,0 +1,103 @@
+package webhooks
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// containerFields are the Container fields Knative lets a Revision set
+// (its ContainerMask); lifecycle, stdin, stdinOnce, tty, startupProbe,
+// volumeDevices and anything newer are refused.
+var containerFields = []string{
+	"name", "args", "command", "env", "workingDir", "envFrom", "image", "imagePullPolicy",
+	"livenessProbe", "ports", "readinessProbe", "resources", "securityContext",
+	"terminationMessagePath", "terminationMessagePolicy", "volumeMounts",
+}
+
+// reservedContainerName is the queue-proxy sidecar's name.
+const reservedContainerName = "queue-proxy"
+
+// validateContainers is Knative's container part of ValidatePodSpec: at
+// least one container, exactly one that receives requests (the only one,
+// or the only one with a port), unique names and Knative's field subset.
+// path is the pod spec's path.
+func validateContainers(cs []corev1.Container, path *field.Path) field.ErrorList {
+	cp := path.Child("containers")
+	if len(cs) == 0 {
+		return field.ErrorList{field.Required(cp, "a Revision needs a container to serve requests")}
+	}
+	errs := validateServingPort(cs, cp)
+	serving := servingContainer(cs)
+	names := map[string]bool{}
+	for i, c := range cs {
+		p := cp.Index(i)
+		if names[c.Name] {
+			errs = append(errs, field.Duplicate(p.Child("name"), c.Name))
+		}
+		names[c.Name] = true
+		if c.Name == reservedContainerName {
+			errs = append(errs, field.Invalid(p.Child("name"), c.Name, "is reserved for knit's queue-proxy"))
+		}
+		for _, f := range disallowedFields(c, containerFields...) {
+			errs = append(errs, field.Forbidden(p.Child(f), "must not set the field(s)"))
+		}
+		if c.Image == "" {
+			errs = append(errs, field.Required(p.Child("image"), ""))
+		}
+		for j, port := range c.Ports {
+			errs = append(errs, validatePort(port, p.Child("ports").Index(j))...)
+		}
+		errs = append(errs, validateEnv(c.Env, p.Child("env"), i == serving)...)
+		if i == serving {
+			errs = append(errs, validateServingProbes(c, p)...)
+		} else {
+			errs = append(errs, validateSidecarProbes(c, p)...)
+		}
+	}
+	return errs
+}
+
+// validateServingPort checks that one port, on one container, says where
+// requests go: Knative allows a single port across all containers, and
+// with several containers requires it.
+func validateServingPort(cs []corev1.Container, cp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	first := -1
+	for i, c := range cs {
+		for j := 1; j < len(c.Ports); j++ {
+			errs = append(errs, field.Forbidden(cp.Index(i).Child("ports").Index(j),
+				"only one port may be declared: the one requests are sent to"))
+		}
+		switch {
+		case len(c.Ports) == 0:
+		case first < 0:
+			first = i
+		default:
+			errs = append(errs, field.Forbidden(cp.Index(i).Child("ports"),
+				fmt.Sprintf("only one container may declare a port, and %s already does", cp.Index(first))))
+		}
+	}
+	if first < 0 && len(cs) > 1 {
+		errs = append(errs, field.Required(cp,
+			"with several containers, the one that serves requests must declare its port in ports"))
+	}
+	return errs
+}
+
+// reservedEnv are set by knit in the serving container; sidecars may set
+// PORT, which means nothing to them.
+var reservedEnv = []string{"PORT", "K_SERVICE", "K_CONFIGURATION", "K_REVISION"}
+
+func validateEnv(env []corev1.EnvVar, path *field.Path, serving bool) field.ErrorList {
+	var errs field.ErrorList
+	for i, e := range env {
+		for _, r := range reservedEnv {
+			if e.Name == r && (serving || r != "PORT") {
+				errs = append(errs, field.Invalid(path.Index(i).Child("name"), e.Name, "is a reserved environment variable"))
+			}
+		}
+	}
+	return errs
+}

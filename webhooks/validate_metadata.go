@@ -1,0 +1,37 @@
+package webhooks
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+// clusterLocal is the one value of networking.knative.dev/visibility.
+const clusterLocal = "cluster-local"
+
+// validateNoAutoscalingAnnotations refuses autoscaling annotations on a
+// Service, Configuration or Route itself, where Knative ignores them: they
+// only work on the Revision template. path is the annotations'.
+func validateNoAutoscalingAnnotations(anns map[string]string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, key := range slices.Sorted(maps.Keys(anns)) {
+		if strings.HasPrefix(key, autoscalingGroup) {
+			errs = append(errs, field.Forbidden(path.Key(key),
+				`autoscaling annotations must be put under "spec.template.metadata.annotations" to work`))
+		}
+	}
+	return errs
+}
+
+// validateVisibility checks networking.knative.dev/visibility, which only
+// knows cluster-local. path is the labels'.
+func validateVisibility(labels map[string]string, path *field.Path) field.ErrorList {
+	if v, ok := labels[servingv1.VisibilityLabelKey]; ok && v != clusterLocal {
+		return field.ErrorList{field.NotSupported(path.Key(servingv1.VisibilityLabelKey), v, []string{clusterLocal})}
+	}
+	return nil
+}

@@ -1,0 +1,21 @@
+package webhooks
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+// validateRevision is Knative's Revision.Validate; old is nil on create.
+// The spec is validated when the Revision is created; afterwards it may
+// not change at all, so a cluster whose limits tightened can still label
+// and finalize its old Revisions.
+func validateRevision(r, old *servingv1.Revision, cfg Config) field.ErrorList {
+	meta := field.NewPath("metadata")
+	errs := validateObjectName(r.ObjectMeta, meta)
+	errs = append(errs, validateAutoscalingAnnotations(r.Annotations, meta.Child("annotations"), cfg)...)
+	if old != nil {
+		return append(errs, validateSpecImmutable(old.Spec, r.Spec, field.NewPath("spec"))...)
+	}
+	return append(errs, validateRevisionSpec(r.Spec, field.NewPath("spec"), cfg)...)
+}

@@ -1,0 +1,39 @@
+package webhooks
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+func TestValidateRoute(t *testing.T) {
+	route := func(name string, traffic ...servingv1.TrafficTarget) *servingv1.Route {
+		return &servingv1.Route{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: servingv1.RouteSpec{Traffic: traffic}}
+	}
+	tests := []struct {
+		name string
+		r    *servingv1.Route
+		want []string
+	}{{
+		name: "a split over two Revisions",
+		r:    route("hello", pinned("hello-00001", 80), pinned("hello-00002", 20)),
+	}, {
+		name: "a bad sum and a bad name",
+		r:    route("hello.world", pinned("hello-00001", 80), pinned("hello-00002", 30)),
+		want: []string{
+			`metadata.name: Invalid value: "hello.world": not a DNS 1035 label: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`,
+			`spec.traffic: Invalid value: 110: traffic targets' percents add up to 110; they must add up to 100`,
+		},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := messages(validateRoute(tc.r, nil, DefaultConfig()))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
