@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/knitops/knit/dataplane/autoscaler"
 )
 
 // SystemNamespace holds knit's ConfigMaps, as knative-serving holds Knative's.
@@ -19,6 +21,8 @@ type Config struct {
 	GC         *GC
 	Deployment *Deployment
 	Defaults   *Defaults
+	// Autoscaler is config-autoscaler, parsed by the KPA's own rules.
+	Autoscaler *autoscaler.Config
 }
 
 // Parse builds a snapshot from ConfigMap data keyed by ConfigMap name; a
@@ -40,6 +44,9 @@ func Parse(maps map[string]map[string]string, localDomain string) (*Config, erro
 		return nil, err
 	}
 	if c.Defaults, err = ParseDefaults(maps[DefaultsConfigName]); err != nil {
+		return nil, err
+	}
+	if c.Autoscaler, err = autoscaler.NewConfigFromMap(maps[AutoscalerConfigName]); err != nil {
 		return nil, err
 	}
 	return &c, nil

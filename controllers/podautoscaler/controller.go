@@ -7,8 +7,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
 	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
@@ -23,13 +25,17 @@ type Reconciler struct {
 
 // SetupWithManager registers the reconciler. A Deployment's status change
 // (replicas becoming ready) requeues the PodAutoscaler of its Revision,
-// which has the Revision's name.
-func SetupWithManager(mgr ctrl.Manager, rec Recommender) error {
-	return ctrl.NewControllerManagedBy(mgr).
+// which has the Revision's name; wakes, when given, carry the autoscaler's
+// "decide now" (each tick, a request at zero).
+func SetupWithManager(mgr ctrl.Manager, rec Recommender, wakes <-chan event.GenericEvent) error {
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&autoscalingv1alpha1.PodAutoscaler{}).
 		Owns(&networkingv1alpha1.ServerlessService{}).
-		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(paForDeployment)).
-		Complete(&Reconciler{client: mgr.GetClient(), recommender: rec})
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(paForDeployment))
+	if wakes != nil {
+		b = b.WatchesRawSource(source.Channel(wakes, &handler.EnqueueRequestForObject{}))
+	}
+	return b.Complete(&Reconciler{client: mgr.GetClient(), recommender: rec})
 }
 
 func paForDeployment(_ context.Context, obj client.Object) []reconcile.Request {

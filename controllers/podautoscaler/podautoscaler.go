@@ -23,6 +23,9 @@ import (
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	pa := &autoscalingv1alpha1.PodAutoscaler{}
 	if err := r.client.Get(ctx, req.NamespacedName, pa); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.recommender.Forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if pa.DeletionTimestamp != nil {
@@ -42,7 +45,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.updateStatus(ctx, pa, before)
 	}
 	ready := dep.Status.ReadyReplicas
-	rec := r.recommender.Recommend(ctx, pa, ready)
+	rec := r.recommender.Recommend(ctx, pa, ready, ptr.Deref(dep.Spec.Replicas, 1))
 	if err := r.scale(ctx, dep, rec.DesiredScale); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -60,7 +63,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	default:
 		MarkStatus(&pa.Status, rec.DesiredScale, ready, sks)
 	}
-	return ctrl.Result{}, r.updateStatus(ctx, pa, before)
+	return ctrl.Result{RequeueAfter: rec.RequeueAfter}, r.updateStatus(ctx, pa, before)
 }
 
 // scale sets the Deployment's replicas when they differ from desired.

@@ -2,6 +2,9 @@ package podautoscaler
 
 import (
 	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
 	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
@@ -15,11 +18,16 @@ type Recommendation struct {
 	Mode networkingv1alpha1.ServerlessServiceOperationMode
 	// NumActivators to put in the path in Proxy mode.
 	NumActivators int32
+	// RequeueAfter, when positive, is when the answer may change with
+	// time alone (a grace period ending).
+	RequeueAfter time.Duration
 }
 
 // Recommender is the seam to the autoscaler: the KPA in production, a
-// fixed scale where no autoscaler runs. It sees the PodAutoscaler and the
-// ready replica count and answers what to do now.
+// fixed scale where no autoscaler runs. It sees the PodAutoscaler, the
+// ready and current replica counts, and answers what to do now.
 type Recommender interface {
-	Recommend(ctx context.Context, pa *autoscalingv1alpha1.PodAutoscaler, ready int32) Recommendation
+	Recommend(ctx context.Context, pa *autoscalingv1alpha1.PodAutoscaler, ready, current int32) Recommendation
+	// Forget drops what the recommender keeps for a deleted PodAutoscaler.
+	Forget(pa types.NamespacedName)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
 	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 )
@@ -15,7 +17,7 @@ import (
 type StaticRecommender struct{}
 
 // Recommend implements Recommender.
-func (StaticRecommender) Recommend(_ context.Context, pa *autoscalingv1alpha1.PodAutoscaler, _ int32) Recommendation {
+func (StaticRecommender) Recommend(_ context.Context, pa *autoscalingv1alpha1.PodAutoscaler, _, _ int32) Recommendation {
 	desired := annotationInt(pa, 1, "autoscaling.knative.dev/initial-scale", "autoscaling.knative.dev/initialScale")
 	if min := annotationInt(pa, 0, "autoscaling.knative.dev/min-scale", "autoscaling.knative.dev/minScale"); min > desired {
 		desired = min
@@ -43,3 +45,6 @@ func annotationInt(pa *autoscalingv1alpha1.PodAutoscaler, def int32, keys ...str
 	}
 	return def
 }
+
+// Forget implements Recommender; a static recommender keeps nothing.
+func (StaticRecommender) Forget(types.NamespacedName) {}

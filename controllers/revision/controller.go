@@ -2,6 +2,7 @@ package revision
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -15,14 +16,16 @@ type Reconciler struct {
 	client     client.Client
 	config     *config.Store
 	queueImage string
+	queueEnv   []corev1.EnvVar
 }
 
 // SetupWithManager registers the reconciler. queueImage is how replicas
-// run the queue-proxy: "knit://queue" under the local runtime.
-func SetupWithManager(mgr ctrl.Manager, cfg *config.Store, queueImage string) error {
+// run the queue-proxy ("knit://queue" under the local runtime) and
+// queueEnv what the runtime needs added to its environment.
+func SetupWithManager(mgr ctrl.Manager, cfg *config.Store, queueImage string, queueEnv ...corev1.EnvVar) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&servingv1.Revision{}).
 		Owns(&appsv1.Deployment{}).
 		Owns(&autoscalingv1alpha1.PodAutoscaler{}).
-		Complete(&Reconciler{client: mgr.GetClient(), config: cfg, queueImage: queueImage})
+		Complete(&Reconciler{client: mgr.GetClient(), config: cfg, queueImage: queueImage, queueEnv: queueEnv})
 }

@@ -57,6 +57,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, rev *servingv1.Rev
 		QueueImage:              r.queueImage,
 		ProgressDeadlineSeconds: int32(cfg.Deployment.ProgressDeadline.Seconds()),
 		InitialReplicas:         initialScale(rev),
+		QueueEnv:                r.queueEnv,
 	})
 	return owned.Ensure(ctx, r.client, rev, "Deployment", want, &appsv1.Deployment{},
 		func(have, want *appsv1.Deployment) bool {

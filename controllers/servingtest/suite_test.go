@@ -89,7 +89,7 @@ func startManager(ctx context.Context) error {
 		func() error { return service.SetupWithManager(mgr) },
 		func() error { return configuration.SetupWithManager(mgr) },
 		func() error { return revision.SetupWithManager(mgr, store, "knit://queue") },
-		func() error { return podautoscaler.SetupWithManager(mgr, podautoscaler.StaticRecommender{}) },
+		func() error { return podautoscaler.SetupWithManager(mgr, podautoscaler.StaticRecommender{}, nil) },
 		func() error { return serverlessservice.SetupWithManager(mgr, activator) },
 		func() error { return route.SetupWithManager(mgr, store, ingressPort) },
 		func() error { return gc.SetupWithManager(mgr, store) },

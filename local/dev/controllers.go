@@ -46,7 +46,7 @@ func setupControllers(mgr ctrl.Manager, store *config.Store, router *ingress.Rou
 		{"service", func() error { return service.SetupWithManager(mgr) }},
 		{"configuration", func() error { return configuration.SetupWithManager(mgr) }},
 		{"revision", func() error { return revision.SetupWithManager(mgr, store, queueImage) }},
-		{"podautoscaler", func() error { return podautoscaler.SetupWithManager(mgr, podautoscaler.StaticRecommender{}) }},
+		{"podautoscaler", func() error { return podautoscaler.SetupWithManager(mgr, podautoscaler.StaticRecommender{}, nil) }},
 		{"serverlessservice", func() error { return serverlessservice.SetupWithManager(mgr, activatorService) }},
 		{"route", func() error { return route.SetupWithManager(mgr, store, port) }},
 		{"revision-gc", func() error { return gc.SetupWithManager(mgr, store) }},

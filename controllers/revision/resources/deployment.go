@@ -24,6 +24,9 @@ type DeploymentConfig struct {
 	// InitialReplicas is the replica count on creation; afterwards the
 	// PodAutoscaler owns the count.
 	InitialReplicas int32
+	// QueueEnv is added to the queue-proxy's environment: knit dev binds
+	// it to loopback and shortens its drain.
+	QueueEnv []corev1.EnvVar
 }
 
 // MakeDeployment builds the Deployment that runs a Revision's replicas:
@@ -134,8 +137,9 @@ func queueContainer(rev *servingv1.Revision, cfg DeploymentConfig) corev1.Contai
 		Ports: []corev1.ContainerPort{
 			{Name: QueueHTTPPortName, ContainerPort: QueueHTTPPort},
 			{Name: QueueMetricsPortName, ContainerPort: QueueMetricsPort},
+			{Name: QueueAdminPortName, ContainerPort: QueueAdminPort},
 		},
-		Env: queueEnv(rev),
+		Env: append(queueEnv(rev), cfg.QueueEnv...),
 		ReadinessProbe: &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
 				Port:        intstr.FromInt32(QueueHTTPPort),
@@ -158,6 +162,7 @@ func queueEnv(rev *servingv1.Revision) []corev1.EnvVar {
 		{Name: "SERVING_REVISION", Value: rev.Name},
 		{Name: "QUEUE_SERVING_PORT", Value: strconv.Itoa(QueueHTTPPort)},
 		{Name: "QUEUE_METRICS_PORT", Value: strconv.Itoa(QueueMetricsPort)},
+		{Name: "QUEUE_ADMIN_PORT", Value: strconv.Itoa(QueueAdminPort)},
 		{Name: "USER_PORT", Value: strconv.Itoa(int(UserPort(rev)))},
 		{Name: "CONTAINER_CONCURRENCY", Value: strconv.FormatInt(ptr.Deref(rev.Spec.ContainerConcurrency, 0), 10)},
 		{Name: "REVISION_TIMEOUT_SECONDS", Value: strconv.FormatInt(timeoutSeconds(rev), 10)},
@@ -168,7 +173,7 @@ func queueEnv(rev *servingv1.Revision) []corev1.EnvVar {
 		env = append(env, corev1.EnvVar{Name: "SERVING_READINESS_PROBE", Value: p})
 	}
 	if IsH2C(rev) {
-		env = append(env, corev1.EnvVar{Name: "USER_PROTOCOL", Value: "h2c"})
+		env = append(env, corev1.EnvVar{Name: "USER_PORT_NAME", Value: "h2c"})
 	}
 	return env
 }

@@ -17,9 +17,13 @@ const (
 	QueueHTTPPortName = "http"
 	// QueueMetricsPortName is where the autoscaler scrapes the queue-proxy.
 	QueueMetricsPortName = "http-autometric"
-	// QueueHTTPPort and QueueMetricsPort are the declared ports (remapped per replica by the local runtime).
+	// QueueAdminPortName serves the queue-proxy's health and drain endpoints.
+	QueueAdminPortName = "queue-admin"
+	// QueueHTTPPort, QueueMetricsPort and QueueAdminPort are the declared
+	// ports (remapped per replica by the local runtime).
 	QueueHTTPPort    = 8012
 	QueueMetricsPort = 9091
+	QueueAdminPort   = 8022
 	// DefaultUserPort is where the app listens when the Revision names none.
 	DefaultUserPort = 8080
 )

@@ -1,0 +1,144 @@
+package kpa
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/knitops/knit/dataplane/queue"
+)
+
+// metricsPortName is the private Service port that reaches the
+// queue-proxies' stats.
+const metricsPortName = "http-autometric"
+
+// Start runs the tick loop until ctx ends: every tick interval it records
+// each Revision's load and wakes its PodAutoscaler. It implements
+// manager.Runnable.
+func (k *KPA) Start(ctx context.Context) error {
+	interval := k.config().TickInterval
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+			k.tick(ctx)
+		}
+	}
+}
+
+func (k *KPA) tick(ctx context.Context) {
+	k.mu.Lock()
+	keys := make([]types.NamespacedName, 0, len(k.revs))
+	for key := range k.revs {
+		keys = append(keys, key)
+	}
+	k.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, key := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k.collect(ctx, key)
+			k.wake(key)
+		}()
+	}
+	wg.Wait()
+}
+
+// collect scrapes every queue-proxy of the Revision, adds what the
+// activator holds, and records the total in the decider.
+func (k *KPA) collect(ctx context.Context, key types.NamespacedName) {
+	concurrency, rps := k.scrapeRevision(ctx, key)
+	rev := k.lookup(key)
+	if rev == nil {
+		return
+	}
+	rev.mu.Lock()
+	defer rev.mu.Unlock()
+	if rev.decider == nil {
+		return
+	}
+	rev.decider.Record(k.now(), concurrency+rev.activatorConcurrency, rps+rev.activatorRPS)
+}
+
+func (k *KPA) scrapeRevision(ctx context.Context, key types.NamespacedName) (concurrency, rps float64) {
+	slices := &discoveryv1.EndpointSliceList{}
+	if err := k.endpoints.List(ctx, slices, client.InNamespace(key.Namespace),
+		client.MatchingLabels{discoveryv1.LabelServiceName: key.Name + "-private"}); err != nil {
+		log.FromContext(ctx).Error(err, "Listing endpoints to scrape", "revision", key)
+		return 0, 0
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, url := range statsURLs(slices.Items) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, err := k.scrapeOne(ctx, url)
+			if err != nil {
+				return // a replica starting or stopping; the next tick catches up
+			}
+			mu.Lock()
+			concurrency += st.AverageConcurrentRequests
+			rps += st.RequestsPerSecond
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return concurrency, rps
+}
+
+// statsURLs lists the stats endpoint of every ready replica.
+func statsURLs(slices []discoveryv1.EndpointSlice) []string {
+	var urls []string
+	for _, s := range slices {
+		var port int32
+		for _, p := range s.Ports {
+			if p.Name != nil && *p.Name == metricsPortName && p.Port != nil {
+				port = *p.Port
+			}
+		}
+		if port == 0 {
+			continue
+		}
+		for _, ep := range s.Endpoints {
+			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+				continue
+			}
+			for _, a := range ep.Addresses {
+				urls = append(urls, "http://"+net.JoinHostPort(a, strconv.Itoa(int(port)))+queue.StatsPath)
+			}
+		}
+	}
+	return urls
+}
+
+func (k *KPA) scrapeOne(ctx context.Context, url string) (queue.Stat, error) {
+	var st queue.Stat
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return st, err
+	}
+	resp, err := k.scrape.Do(req)
+	if err != nil {
+		return st, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return st, fmt.Errorf("scrape %s: %s", url, resp.Status)
+	}
+	return st, json.NewDecoder(resp.Body).Decode(&st)
+}

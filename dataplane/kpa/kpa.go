@@ -1,0 +1,158 @@
+package kpa
+
+import (
+	"context"
+	"maps"
+	"net/http"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
+	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
+	"github.com/knitops/knit/controllers/podautoscaler"
+	"github.com/knitops/knit/dataplane/autoscaler"
+)
+
+// KPA holds a decider per Revision and answers the PodAutoscaler
+// reconciler. Safe for concurrent use.
+type KPA struct {
+	config    func() *autoscaler.Config
+	endpoints client.Reader
+	scrape    *http.Client
+	now       func() time.Time
+	wakes     chan event.GenericEvent
+
+	mu   sync.Mutex
+	revs map[types.NamespacedName]*revision
+}
+
+// revision is one PodAutoscaler's autoscaling state.
+type revision struct {
+	mu          sync.Mutex
+	annotations map[string]string
+	cc          int64
+	spec        autoscaler.Spec
+	specErr     error
+	decider     *autoscaler.Decider
+	state       autoscaler.State
+	// activator load reported since the last tick.
+	activatorConcurrency, activatorRPS float64
+}
+
+// New returns a KPA reading config-autoscaler through config and the
+// Revisions' private EndpointSlices through endpoints.
+func New(config func() *autoscaler.Config, endpoints client.Reader) *KPA {
+	return &KPA{
+		config:    config,
+		endpoints: endpoints,
+		scrape:    &http.Client{Timeout: time.Second},
+		now:       time.Now,
+		wakes:     make(chan event.GenericEvent, 1024),
+		revs:      map[types.NamespacedName]*revision{},
+	}
+}
+
+// Wakes is the channel the PodAutoscaler controller watches.
+func (k *KPA) Wakes() <-chan event.GenericEvent { return k.wakes }
+
+// Recommend implements podautoscaler.Recommender with Knative's KPA.
+func (k *KPA) Recommend(_ context.Context, pa *autoscalingv1alpha1.PodAutoscaler, ready, current int32) podautoscaler.Recommendation {
+	now := k.now()
+	rev := k.revision(pa, now, ready)
+	rev.mu.Lock()
+	defer rev.mu.Unlock()
+	if rev.specErr != nil {
+		return podautoscaler.StaticRecommender{}.Recommend(context.Background(), pa, ready, current)
+	}
+	rev.decider.Scale(now, ready)
+	step := autoscaler.Reconcile(rev.spec.Scaler, rev.state, autoscaler.Observation{Now: now, Decision: rev.decider.Status(), ReadyPods: ready})
+	rev.state = step.State
+	rec := podautoscaler.Recommendation{DesiredScale: current, Mode: networkingv1alpha1.SKSOperationModeServe, RequeueAfter: step.RequeueAfter}
+	if step.Apply {
+		rec.DesiredScale = step.Want
+	}
+	if step.State.Mode == autoscaler.SKSModeProxy {
+		rec.Mode, rec.NumActivators = networkingv1alpha1.SKSOperationModeProxy, 1
+	}
+	return rec
+}
+
+// revision returns the state for pa, creating it or refreshing its spec
+// when the annotations, containerConcurrency or reachability changed.
+func (k *KPA) revision(pa *autoscalingv1alpha1.PodAutoscaler, now time.Time, ready int32) *revision {
+	key := types.NamespacedName{Namespace: pa.Namespace, Name: pa.Name}
+	k.mu.Lock()
+	rev, ok := k.revs[key]
+	if !ok {
+		rev = &revision{state: autoscaler.NewState(pa.CreationTimestamp.Time)}
+		k.revs[key] = rev
+	}
+	k.mu.Unlock()
+
+	rev.mu.Lock()
+	defer rev.mu.Unlock()
+	reachable := pa.Spec.Reachability != autoscalingv1alpha1.ReachabilityUnreachable
+	if ok && maps.Equal(rev.annotations, pa.Annotations) && rev.cc == pa.Spec.ContainerConcurrency && rev.spec.Scaler.Reachable == reachable {
+		return rev
+	}
+	rev.annotations, rev.cc = maps.Clone(pa.Annotations), pa.Spec.ContainerConcurrency
+	rev.spec, rev.specErr = autoscaler.NewSpec(k.config(), pa.Annotations, pa.Spec.ContainerConcurrency)
+	rev.spec.Scaler.Reachable = reachable
+	switch {
+	case rev.specErr != nil:
+	case rev.decider == nil:
+		rev.decider = autoscaler.NewDecider(rev.spec.Decider, now, ready)
+	default:
+		rev.decider.Update(rev.spec.Decider)
+	}
+	return rev
+}
+
+// Forget implements podautoscaler.Recommender.
+func (k *KPA) Forget(pa types.NamespacedName) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.revs, pa)
+}
+
+// Poke is the activator saying a request waits for a Revision with no
+// ready replica: record it as load and decide now, not on the next tick.
+func (k *KPA) Poke(rev types.NamespacedName) {
+	if r := k.lookup(rev); r != nil {
+		r.mu.Lock()
+		if r.decider != nil {
+			r.decider.Record(k.now(), 1, 1)
+		}
+		r.mu.Unlock()
+	}
+	k.wake(rev)
+}
+
+// ActivatorLoad adds the load the activator holds for a Revision to what
+// the next tick records.
+func (k *KPA) ActivatorLoad(rev types.NamespacedName, concurrency, rps float64) {
+	if r := k.lookup(rev); r != nil {
+		r.mu.Lock()
+		r.activatorConcurrency, r.activatorRPS = concurrency, rps
+		r.mu.Unlock()
+	}
+}
+
+func (k *KPA) lookup(rev types.NamespacedName) *revision {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.revs[rev]
+}
+
+func (k *KPA) wake(rev types.NamespacedName) {
+	pa := &autoscalingv1alpha1.PodAutoscaler{}
+	pa.Namespace, pa.Name = rev.Namespace, rev.Name
+	select {
+	case k.wakes <- event.GenericEvent{Object: pa}:
+	default: // the controller is behind; the next tick wakes it again
+	}
+}

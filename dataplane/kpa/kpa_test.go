@@ -1,0 +1,118 @@
+package kpa
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/knitops/knit/api"
+	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
+	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
+	"github.com/knitops/knit/dataplane/autoscaler"
+	"github.com/knitops/knit/dataplane/queue"
+)
+
+var start = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func newPA(annotations map[string]string) *autoscalingv1alpha1.PodAutoscaler {
+	return &autoscalingv1alpha1.PodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello-00001", Annotations: annotations, CreationTimestamp: metav1.NewTime(start)},
+		Spec:       autoscalingv1alpha1.PodAutoscalerSpec{Reachability: autoscalingv1alpha1.ReachabilityReachable},
+	}
+}
+
+// statsServer is a queue-proxy's stats endpoint reporting a fixed load.
+func statsServer(t *testing.T, concurrency, rps float64) int32 {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(queue.Stat{AverageConcurrentRequests: concurrency, RequestsPerSecond: rps})
+	}))
+	t.Cleanup(srv.Close)
+	return int32(srv.Listener.Addr().(*net.TCPAddr).Port)
+}
+
+func newKPA(t *testing.T, clock *time.Time, pods ...int32) *KPA {
+	t.Helper()
+	scheme, _ := api.NewScheme()
+	b := fake.NewClientBuilder().WithScheme(scheme)
+	for i, port := range pods {
+		b = b.WithObjects(&discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Namespace: "default", Name: "s" + string(rune('a'+i)), Labels: map[string]string{discoveryv1.LabelServiceName: "hello-00001-private"}},
+			AddressType: discoveryv1.AddressTypeFQDN,
+			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"127.0.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To(metricsPortName), Port: ptr.To(port)}},
+		})
+	}
+	k := New(autoscaler.DefaultConfig, b.Build())
+	k.now = func() time.Time { return *clock }
+	return k
+}
+
+// Three queue-proxies each reporting 10 in flight, target 10 at 70 %
+// utilization: Knative's KPA wants ceil(30 / 7) = 5 pods. With the default
+// target burst capacity (211) such a small revision keeps the activator in
+// its path; with 0 it is served directly.
+func TestRecommendScalesOnScrapedLoad(t *testing.T) {
+	clock := start
+	k := newKPA(t, &clock, statsServer(t, 10, 5), statsServer(t, 10, 5), statsServer(t, 10, 5))
+	for _, tc := range []struct {
+		tbc  string
+		mode networkingv1alpha1.ServerlessServiceOperationMode
+	}{{"211", networkingv1alpha1.SKSOperationModeProxy}, {"0", networkingv1alpha1.SKSOperationModeServe}} {
+		pa := newPA(map[string]string{"autoscaling.knative.dev/target": "10", "autoscaling.knative.dev/target-burst-capacity": tc.tbc})
+		ctx := context.Background()
+		k.Forget(types.NamespacedName{Namespace: "default", Name: "hello-00001"})
+		rec := k.Recommend(ctx, pa, 3, 3)
+		for i := 0; i < 5; i++ {
+			clock = clock.Add(2 * time.Second)
+			k.tick(ctx)
+			rec = k.Recommend(ctx, pa, 3, 3)
+		}
+		if rec.DesiredScale != 5 {
+			t.Errorf("tbc %s: desired scale = %d, want 5 (30 in flight / (10 × 70 %%))", tc.tbc, rec.DesiredScale)
+		}
+		if rec.Mode != tc.mode {
+			t.Errorf("tbc %s: mode = %s, want %s", tc.tbc, rec.Mode, tc.mode)
+		}
+	}
+}
+
+// A request at zero: the activator's poke wakes the PodAutoscaler at once
+// and the recommendation leaves zero; with no ready pod the SKS stays in
+// Proxy so the activator keeps buffering.
+func TestPokeScalesFromZeroAtOnce(t *testing.T) {
+	clock := start.Add(10 * time.Minute)
+	k := newKPA(t, &clock)
+	pa := newPA(nil)
+	ctx := context.Background()
+	k.Recommend(ctx, pa, 0, 0)
+	for len(k.wakes) > 0 {
+		<-k.wakes
+	}
+	k.Poke(types.NamespacedName{Namespace: "default", Name: "hello-00001"})
+	select {
+	case ev := <-k.Wakes():
+		if ev.Object.GetName() != "hello-00001" {
+			t.Errorf("woke %s, want hello-00001", ev.Object.GetName())
+		}
+	default:
+		t.Fatal("poke did not wake the PodAutoscaler")
+	}
+	rec := k.Recommend(ctx, pa, 0, 0)
+	if rec.DesiredScale < 1 {
+		t.Errorf("desired scale after a poke = %d, want at least 1", rec.DesiredScale)
+	}
+	if rec.Mode != networkingv1alpha1.SKSOperationModeProxy {
+		t.Errorf("mode = %s, want Proxy until a replica is ready", rec.Mode)
+	}
+}
