@@ -23,6 +23,7 @@ type command struct {
 var commands = map[string]command{
 	"dev":        {summary: "run knit locally: control plane, webhooks, controllers, ingress, Git server", run: runDev},
 	"autoscaler": {summary: "the KPA autoscaler; `knit autoscaler simulate` replays a load trace", run: runAutoscaler},
+	"queue":      {summary: "the queue-proxy sidecar beside an app replica (Knative's environment variables)", run: runQueue},
 	"version":    {summary: "print knit's version", run: runVersion},
 }
 

@@ -1,0 +1,74 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/pprof"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Admin and metrics paths.
+const (
+	// HealthPath on the admin port answers 200 while the user container is
+	// ready and the queue is not draining, 503 otherwise.
+	HealthPath = "/healthz"
+	// DrainPath on the admin port is Knative's preStop hook for the user
+	// container: it starts draining and answers once no request arrived
+	// for the quiet period and none is in flight.
+	DrainPath = "/wait-for-drain"
+	// MetricsPath on the metrics port serves Prometheus metrics.
+	MetricsPath = "/metrics"
+)
+
+// adminMux serves the admin port.
+func (s *Server) adminMux() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc(HealthPath, func(w http.ResponseWriter, r *http.Request) {
+		writeHealth(w, s.prober.Ready(), s.drain.Draining(), "ok\n")
+	})
+	mux.HandleFunc(DrainPath, func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		if s.cfg.RevisionTimeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, s.cfg.DrainQuietPeriod+s.cfg.RevisionTimeout)
+			defer cancel()
+		}
+		s.drain.waitQuiet(ctx, s.cfg.DrainQuietPeriod)
+		s.waitIdle(ctx)
+		fmt.Fprintf(w, "drained: %d requests in flight\n", s.tracker.Inflight())
+	})
+	if s.cfg.EnableProfiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	return mux
+}
+
+// metricsMux serves the metrics port.
+func (s *Server) metricsMux(reg *prometheus.Registry) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(MetricsPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.Handle(StatsPath, s.stats)
+	return mux
+}
+
+// waitIdle returns once no request is inside the queue-proxy (hijacked
+// websocket connections included), or when ctx ends.
+func (s *Server) waitIdle(ctx context.Context) {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for s.tracker.Inflight() > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package queue
+
+import (
+	"io"
+	"net/http"
+	"strings"
+)
+
+// Probe headers and user agents, as Knative spells them.
+const (
+	// probeHeader with value queueProbeValue asks the queue-proxy itself,
+	// not the app, whether the replica is ready (activator, kubelet).
+	probeHeader     = "K-Network-Probe"
+	queueProbeValue = "queue"
+	// kubeletProbeHeader marks a kubelet probe whatever its user agent.
+	kubeletProbeHeader = "K-Kubelet-Probe"
+	// proxyHeader with value activatorProxyValue marks requests the
+	// activator forwards; they are counted apart for the autoscaler.
+	proxyHeader         = "K-Proxy-Request"
+	activatorProxyValue = "activator"
+)
+
+var probeUserAgents = []string{"kube-probe/", "Knative-Activator-Probe", "Knative-Autoscaling-Probe"}
+
+// healthHandler answers readiness probes sent to the serving port and
+// passes everything else on. A probe is a request carrying
+// "K-Network-Probe: queue", a "K-Kubelet-Probe" header, or a kubelet,
+// activator or autoscaler probe user agent. It answers 200 "queue" when
+// the user container is ready and the queue is not draining, else 503.
+// Like Knative, ordinary requests go through even before the app is ready.
+type healthHandler struct {
+	next  http.Handler
+	ready func() bool
+	drain *drainer
+}
+
+func (h *healthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if isProbe(r) {
+		writeHealth(w, h.ready(), h.drain.Draining(), queueProbeValue)
+		return
+	}
+	h.drain.touch()
+	h.next.ServeHTTP(w, r)
+}
+
+func isProbe(r *http.Request) bool {
+	if v := r.Header[probeHeader]; len(v) > 0 && v[0] == queueProbeValue {
+		return true
+	}
+	if _, ok := r.Header[kubeletProbeHeader]; ok {
+		return true
+	}
+	if ua := r.Header["User-Agent"]; len(ua) > 0 {
+		for _, prefix := range probeUserAgents {
+			if strings.HasPrefix(ua[0], prefix) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// writeHealth answers a probe: 200 with okBody when ready and not draining.
+func writeHealth(w http.ResponseWriter, ready, draining bool, okBody string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	switch {
+	case draining:
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, "queue-proxy: shutting down\n")
+	case !ready:
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, "queue-proxy: user container not ready\n")
+	default:
+		io.WriteString(w, okBody)
+	}
+}

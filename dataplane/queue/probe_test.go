@@ -1,0 +1,99 @@
+package queue
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseProbes(t *testing.T) {
+	type summary struct {
+		Period           time.Duration
+		Success, Failure int
+	}
+	tests := []struct {
+		name    string
+		encoded string
+		want    []summary
+	}{
+		{"default TCP", "", []summary{{time.Second, 1, 3}}},
+		{"Knative's default", `{"tcpSocket":{"port":8080,"host":"127.0.0.1"},"successThreshold":1}`, []summary{{time.Second, 1, 3}}},
+		{"HTTP with period", `{"httpGet":{"path":"/healthz","port":8080,"httpHeaders":[{"name":"X","value":"y"}]},"periodSeconds":5,"failureThreshold":2}`, []summary{{5 * time.Second, 1, 2}}},
+		{"list", `[{"tcpSocket":{}},{"grpc":{"port":9000},"successThreshold":2}]`, []summary{{time.Second, 1, 3}, {time.Second, 2, 3}}},
+		{"named port", `{"httpGet":{"port":"http"}}`, []summary{{time.Second, 1, 3}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			probes, err := parseProbes(tt.encoded, 8080)
+			if err != nil {
+				t.Fatalf("parseProbes(%s): %v", tt.encoded, err)
+			}
+			var got []summary
+			for _, p := range probes {
+				got = append(got, summary{p.period, p.successThreshold, p.failureThreshold})
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("parseProbes(%s) (-want +got):\n%s", tt.encoded, diff)
+			}
+		})
+	}
+}
+
+// The probes themselves against real loopback servers.
+func TestProbeChecks(t *testing.T) {
+	var gotUA, gotHeader string
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ready" {
+			gotUA, gotHeader = r.UserAgent(), r.Header.Get("X-Probe")
+		}
+		if r.URL.Path == "/bad" {
+			http.Error(w, "not yet", http.StatusServiceUnavailable)
+		}
+	}))
+	defer app.Close()
+	_, portStr, _ := net.SplitHostPort(app.Listener.Addr().String())
+	port, _ := strconv.Atoi(portStr)
+
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedPort := closed.Addr().(*net.TCPAddr).Port
+	closed.Close()
+
+	tests := []struct {
+		name     string
+		encoded  string
+		userPort int
+		wantErr  string
+	}{
+		{"TCP to the user port", "", port, ""},
+		{"TCP refused", "", closedPort, "connection refused"},
+		{"HTTP ok", `{"httpGet":{"path":"/ready","httpHeaders":[{"name":"X-Probe","value":"yes"}]}}`, port, ""},
+		{"HTTP 503", `{"httpGet":{"path":"/bad"}}`, port, "answered 503 Service Unavailable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			probes, err := parseProbes(tt.encoded, tt.userPort)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = probes[0].check(t.Context())
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("check() = %v, want nil", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("check() = %v, want an error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+	if gotUA != probeUserAgent || gotHeader != "yes" {
+		t.Errorf("app saw User-Agent %q and X-Probe %q, want %q and yes", gotUA, gotHeader, probeUserAgent)
+	}
+}

@@ -1,0 +1,162 @@
+package queue
+
+import (
+	"context" // DEBUGTMP
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"sync"
+	"time"
+)
+
+// Headers the queue-proxy consumes instead of passing to the app.
+const (
+	// originalHostHeader carries the client's Host when a proxy in front
+	// had to rewrite it (Knative's K-Original-Host).
+	originalHostHeader = "K-Original-Host"
+)
+
+// revisionHeaders are routing headers the activator adds; Knative strips
+// them before the app.
+var revisionHeaders = []string{"Knative-Serving-Revision", "Knative-Serving-Namespace"}
+
+// forwardingHeaders survive the proxy unchanged; ReverseProxy's Rewrite
+// mode would drop them, and the app needs the ingress's scheme and host.
+var forwardingHeaders = []string{"Forwarded", "X-Forwarded-Host", "X-Forwarded-Proto"}
+
+// newAppProxy returns the reverse proxy to the app at addr (host:port),
+// keeping the client's Host, appending the client to X-Forwarded-For,
+// passing upgrades (websockets) through, and answering 502 with a clear
+// body when the app cannot be reached.
+func newAppProxy(addr string, transport http.RoundTripper, log *slog.Logger) *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			in, out := pr.In, pr.Out
+			context.AfterFunc(in.Context(), func() { log.Warn("DEBUG in ctx done", "cause", context.Cause(in.Context()), "t", time.Now()) }) // DEBUGTMP
+			out.URL.Scheme = "http"
+			out.URL.Host = addr
+			if h := in.Header[originalHostHeader]; len(h) > 0 {
+				out.Host = h[0]
+				delete(out.Header, originalHostHeader)
+			}
+			for _, h := range revisionHeaders {
+				delete(out.Header, h)
+			}
+			for _, h := range forwardingHeaders {
+				if v, ok := in.Header[h]; ok {
+					out.Header[h] = v
+				}
+			}
+			clientIP, _, err := net.SplitHostPort(in.RemoteAddr)
+			if err != nil {
+				clientIP = ""
+			}
+			switch prior := in.Header["X-Forwarded-For"]; {
+			case len(prior) == 1 && clientIP != "":
+				out.Header["X-Forwarded-For"] = []string{prior[0] + ", " + clientIP}
+			case len(prior) > 0:
+				v := prior[0]
+				for _, p := range prior[1:] {
+					v += ", " + p
+				}
+				if clientIP != "" {
+					v += ", " + clientIP
+				}
+				out.Header["X-Forwarded-For"] = []string{v}
+			case clientIP != "":
+				out.Header["X-Forwarded-For"] = []string{clientIP}
+			}
+		},
+		Transport:  transport,
+		BufferPool: newBufferPool(),
+		ErrorLog:   slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if isTimeout(r.Context()) {
+				return // the timeout handler answers 504
+			}
+			log.Debug("Proxying to the app failed", "addr", addr, "err", err)
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			w.WriteHeader(http.StatusBadGateway)
+			fmt.Fprintf(w, "queue-proxy: error reaching the app on %s: %v\n", addr, err)
+		},
+	}
+}
+
+// appTransport picks HTTP/1.1 or h2c for each request to the app: the
+// one the app's port name asks for, else the protocol the request came in
+// with (Knative's auto transport), so gRPC stays HTTP/2 end to end.
+type appTransport struct {
+	http1, h2c *http.Transport
+	protocol   Protocol
+}
+
+// newAppTransport returns pooled transports to the app on loopback: many
+// idle connections kept (every request goes to one host), no proxy from
+// the environment, no transparent gzip, no HTTP/2 over TLS.
+func newAppTransport(protocol Protocol, containerConcurrency int) *appTransport {
+	idle := 1000
+	if containerConcurrency > 0 {
+		idle = max(containerConcurrency, 100)
+	}
+	base := func() *http.Transport {
+		return &http.Transport{
+			Proxy: nil,
+			DialContext: (&net.Dialer{
+				Timeout:   5 * time.Second,
+				KeepAlive: 30 * time.Second,
+			}).DialContext,
+			MaxIdleConns:          idle,
+			MaxIdleConnsPerHost:   idle,
+			IdleConnTimeout:       90 * time.Second,
+			DisableCompression:    true,
+			ExpectContinueTimeout: time.Second,
+			ForceAttemptHTTP2:     false,
+		}
+	}
+	t := &appTransport{http1: base(), h2c: base(), protocol: protocol}
+	t.h2c.Protocols = new(http.Protocols)
+	t.h2c.Protocols.SetUnencryptedHTTP2(true)
+	return t
+}
+
+func (t *appTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	switch {
+	case t.protocol == ProtocolH2C, t.protocol == ProtocolAuto && r.ProtoMajor == 2:
+		return t.h2c.RoundTrip(r)
+	default:
+		return t.http1.RoundTrip(r)
+	}
+}
+
+// CloseIdleConnections closes pooled connections to the app.
+func (t *appTransport) CloseIdleConnections() {
+	t.http1.CloseIdleConnections()
+	t.h2c.CloseIdleConnections()
+}
+
+// copyBufferSize is the size of ReverseProxy's body copy buffers.
+const copyBufferSize = 32 << 10
+
+// bufferPool recycles ReverseProxy's copy buffers. It stores array
+// pointers so Put does not allocate.
+type bufferPool struct{ pool sync.Pool }
+
+func newBufferPool() *bufferPool { return &bufferPool{} }
+
+func (b *bufferPool) Get() []byte {
+	if p, ok := b.pool.Get().(*[copyBufferSize]byte); ok {
+		return p[:]
+	}
+	return make([]byte, copyBufferSize)
+}
+
+func (b *bufferPool) Put(buf []byte) {
+	if len(buf) == copyBufferSize {
+		b.pool.Put((*[copyBufferSize]byte)(buf))
+	}
+}
+
+var _ httputil.BufferPool = (*bufferPool)(nil)

@@ -1,0 +1,272 @@
+// Package queuebench sets up the side-by-side comparison `make bench` and
+// the queue package's Go benchmarks measure: one trivial app on loopback,
+// reached directly, through a bare httputil.ReverseProxy (the floor any
+// Go proxy starts from) and through knit's queue-proxy with every feature
+// on, at containerConcurrency 0 and 10. It also has a small closed-loop
+// load generator reporting throughput and latency percentiles.
+//
+// It lives apart from package queue so the sidecar binary does not carry it.
+package queuebench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/knitops/knit/dataplane/queue"
+)
+
+// Target names, in the order Targets lists them.
+const (
+	Direct       = "direct"
+	ReverseProxy = "reverseproxy"
+	QueueCC0     = "queue-cc0"
+	QueueCC10    = "queue-cc10"
+)
+
+// AppBody is what the trivial app answers.
+const AppBody = "Hello from knit!\n"
+
+// Target is one way to reach the app.
+type Target struct {
+	Name string
+	URL  string
+}
+
+// Targets are the running servers; Close stops them.
+type Targets struct {
+	list   []Target
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	close  []func()
+	errs   chan error
+}
+
+// Start runs the app and the three proxies on loopback ports.
+func Start() (*Targets, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &Targets{cancel: cancel, errs: make(chan error, 4)}
+	fail := func(err error) (*Targets, error) {
+		t.Close()
+		return nil, err
+	}
+
+	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Content-Length", strconv.Itoa(len(AppBody)))
+		io.WriteString(w, AppBody)
+	})
+	appAddr, err := t.serve(app)
+	if err != nil {
+		return fail(err)
+	}
+	appURL := &url.URL{Scheme: "http", Host: appAddr}
+	t.list = append(t.list, Target{Direct, appURL.String()})
+
+	bare, err := t.serve(httputil.NewSingleHostReverseProxy(appURL))
+	if err != nil {
+		return fail(err)
+	}
+	t.list = append(t.list, Target{ReverseProxy, "http://" + bare})
+
+	_, portStr, _ := net.SplitHostPort(appAddr)
+	userPort, _ := strconv.Atoi(portStr)
+	for _, q := range []struct {
+		name string
+		cc   int
+	}{{QueueCC0, 0}, {QueueCC10, 10}} {
+		addr, err := t.startQueue(ctx, userPort, q.cc)
+		if err != nil {
+			return fail(fmt.Errorf("%s: %w", q.name, err))
+		}
+		t.list = append(t.list, Target{q.name, "http://" + addr})
+	}
+	return t, nil
+}
+
+// List is every target, direct first.
+func (t *Targets) List() []Target { return slices.Clone(t.list) }
+
+// Close stops every server.
+func (t *Targets) Close() error {
+	t.cancel()
+	for _, c := range t.close {
+		c()
+	}
+	t.wg.Wait()
+	close(t.errs)
+	var errs []error
+	for err := range t.errs {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (t *Targets) serve(h http.Handler) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: time.Minute}
+	t.close = append(t.close, func() { srv.Close() })
+	t.wg.Go(func() { srv.Serve(ln) })
+	return ln.Addr().String(), nil
+}
+
+// startQueue runs a queue-proxy with every feature on: breaker (cc>0),
+// all three timeouts, readiness probing, metrics and stats.
+func (t *Targets) startQueue(ctx context.Context, userPort, cc int) (string, error) {
+	cfg, err := queue.ConfigFromEnv(func(string) string { return "" })
+	if err != nil {
+		return "", err
+	}
+	cfg.ListenHost = "127.0.0.1"
+	cfg.ServingPort, cfg.AdminPort, cfg.MetricsPort = 0, 0, 0
+	cfg.UserPort = userPort
+	cfg.ContainerConcurrency = cc
+	cfg.QueueDepth = 10_000 // the load generator may run far above cc
+	cfg.RevisionTimeout = 300 * time.Second
+	cfg.ResponseStartTimeout = 60 * time.Second
+	cfg.IdleTimeout = 60 * time.Second
+	cfg.DrainQuietPeriod = 0
+	cfg.Namespace, cfg.Configuration, cfg.Revision, cfg.Pod = "bench", "app", "app-bench", "app-bench-pod"
+	s, err := queue.NewServer(cfg)
+	if err != nil {
+		return "", err
+	}
+	t.wg.Go(func() {
+		if err := s.Serve(ctx); err != nil {
+			t.errs <- err
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for !s.Ready() {
+		if time.Now().After(deadline) {
+			return "", errors.New("queue-proxy never saw the app ready")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return s.ServingAddr().String(), nil
+}
+
+// NewClient returns a client that keeps enough idle connections for
+// concurrency workers, so the load generator itself does not churn
+// connections.
+func NewClient(concurrency int) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy:               nil,
+		MaxIdleConns:        max(concurrency, 2),
+		MaxIdleConnsPerHost: max(concurrency, 2),
+		DisableCompression:  true,
+		IdleConnTimeout:     90 * time.Second,
+	}}
+}
+
+// Do sends one GET and reads the whole answer, failing on anything but
+// 200.
+func Do(client *http.Client, url string) error {
+	res, err := client.Get(url)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if err != nil {
+		return err
+	}
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, res.Status)
+	}
+	return nil
+}
+
+// Result is one load run.
+type Result struct {
+	Requests, Errors int
+	Elapsed          time.Duration
+	RequestsPerSec   float64
+	P50, P90, P99    time.Duration
+	FirstErr         error
+
+	latencies []time.Duration // sorted
+}
+
+func (r Result) String() string {
+	return fmt.Sprintf("%8.0f req/s  p50 %-9v p90 %-9v p99 %-9v (%d requests, %d errors)",
+		r.RequestsPerSec, r.P50, r.P90, r.P99, r.Requests, r.Errors)
+}
+
+// Load runs concurrency closed-loop workers against url for d and
+// reports throughput and latency percentiles.
+func Load(ctx context.Context, url string, concurrency int, d time.Duration) Result {
+	client := NewClient(concurrency)
+	defer client.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	lat := make([][]time.Duration, concurrency)
+	errs := make([]int, concurrency)
+	var firstErr error
+	var once sync.Once
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range concurrency {
+		wg.Go(func() {
+			samples := make([]time.Duration, 0, 4096)
+			for ctx.Err() == nil {
+				t0 := time.Now()
+				if err := Do(client, url); err != nil {
+					if ctx.Err() == nil {
+						errs[w]++
+						once.Do(func() { firstErr = err })
+					}
+					continue
+				}
+				samples = append(samples, time.Since(t0))
+			}
+			lat[w] = samples
+		})
+	}
+	wg.Wait()
+	r := Result{Elapsed: time.Since(start), FirstErr: firstErr, latencies: slices.Concat(lat...)}
+	for _, e := range errs {
+		r.Errors += e
+	}
+	return r.summarize()
+}
+
+// Merge adds up runs against one target, as one run of their total time.
+func Merge(runs []Result) Result {
+	var m Result
+	for _, r := range runs {
+		m.Elapsed += r.Elapsed
+		m.Errors += r.Errors
+		m.latencies = append(m.latencies, r.latencies...)
+		if m.FirstErr == nil {
+			m.FirstErr = r.FirstErr
+		}
+	}
+	return m.summarize()
+}
+
+func (r Result) summarize() Result {
+	slices.Sort(r.latencies)
+	all := r.latencies
+	r.Requests = len(all)
+	if len(all) > 0 {
+		pct := func(p float64) time.Duration { return all[min(len(all)-1, int(p*float64(len(all))))] }
+		r.P50, r.P90, r.P99 = pct(0.50), pct(0.90), pct(0.99)
+	}
+	if r.Elapsed > 0 {
+		r.RequestsPerSec = float64(r.Requests) / r.Elapsed.Seconds()
+	}
+	return r
+}

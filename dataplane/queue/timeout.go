@@ -1,0 +1,202 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// TimeoutError is the cause of a request context the timeout handler ends.
+type TimeoutError struct {
+	// Setting is the Revision field that set the limit.
+	Setting string
+	Limit   time.Duration
+	what    string
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("queue-proxy: %s within %v (%s)", e.what, e.Limit, e.Setting)
+}
+
+// timeoutHandler enforces a Revision's three timeouts with one timer per
+// request, on the serving goroutine (no goroutine or mutex per request):
+//
+//   - total: the whole request, queueing included (timeoutSeconds);
+//   - response start: until the first response byte (responseStartTimeoutSeconds);
+//   - idle: between writes to the client, counted from arrival until the
+//     first one (idleTimeoutSeconds); not watched once a connection is
+//     upgraded (websockets).
+//
+// When one expires it cancels the request context with a *TimeoutError,
+// which makes the proxy give up on the app, and refuses further writes. If
+// nothing was sent yet the client gets 504 with a body naming the limit;
+// otherwise the response is cut off. Inner handlers must honour context
+// cancellation, as httputil.ReverseProxy does.
+type timeoutHandler struct {
+	next                        http.Handler
+	total, responseStart, idle  time.Duration
+	totalErr, startErr, idleErr *TimeoutError
+}
+
+func newTimeoutHandler(next http.Handler, total, responseStart, idle time.Duration) *timeoutHandler {
+	return &timeoutHandler{
+		next: next, total: total, responseStart: responseStart, idle: idle,
+		totalErr: &TimeoutError{Setting: "timeoutSeconds", Limit: total, what: "request timeout: the app did not finish answering"},
+		startErr: &TimeoutError{Setting: "responseStartTimeoutSeconds", Limit: responseStart, what: "response start timeout: the app did not start answering"},
+		idleErr:  &TimeoutError{Setting: "idleTimeoutSeconds", Limit: idle, what: "idle timeout: the app wrote nothing"},
+	}
+}
+
+func (h *timeoutHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.total <= 0 && h.responseStart <= 0 && h.idle <= 0 {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	rw, owned := wrapWriter(w)
+	if owned {
+		defer releaseWriter(rw)
+	}
+	ctx, cancel := context.WithCancelCause(r.Context())
+	d := &deadline{h: h, start: time.Now(), cancel: cancel}
+	// Arm only once d.timer is set: check may Reset it.
+	d.timer = time.AfterFunc(time.Duration(1<<63-1), d.check)
+	d.timer.Reset(d.firstWait())
+	outer := rw.deadline
+	rw.deadline = d
+	defer func() {
+		d.finish()
+		cancel(context.Canceled)
+		rw.deadline = outer
+	}()
+
+	h.next.ServeHTTP(rw, r.WithContext(ctx))
+
+	if err := d.expired(); err != nil && !rw.wroteHeader {
+		writeTimeout(rw, err)
+	}
+}
+
+// writeTimeout answers 504, bypassing the refusal of late writes.
+func writeTimeout(rw *responseWriter, err *TimeoutError) {
+	h := rw.Header()
+	clear(h)
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	rw.ResponseWriter.WriteHeader(http.StatusGatewayTimeout)
+	rw.status, rw.wroteHeader = http.StatusGatewayTimeout, true
+	io.WriteString(rw.ResponseWriter, err.Error()+"\n")
+}
+
+// Deadline states.
+const (
+	deadlineRunning int32 = iota
+	deadlineExpired
+	deadlineDone
+)
+
+// deadline is one request's timeouts, shared by the serving goroutine
+// (writes) and the timer goroutine (check).
+type deadline struct {
+	h      *timeoutHandler
+	start  time.Time
+	timer  *time.Timer
+	cancel context.CancelCauseFunc
+
+	state     atomic.Int32
+	cause     atomic.Pointer[TimeoutError]
+	started   atomic.Bool  // a response byte or header went out
+	watchIdle atomic.Bool  // false once hijacked
+	lastWrite atomic.Int64 // nanoseconds since start, kept only with an idle timeout
+}
+
+func (d *deadline) firstWait() time.Duration {
+	d.watchIdle.Store(d.h.idle > 0)
+	wait := time.Duration(1<<63 - 1)
+	for _, t := range []time.Duration{d.h.total, d.h.responseStart, d.h.idle} {
+		if t > 0 {
+			wait = min(wait, t)
+		}
+	}
+	return wait
+}
+
+// allowWrite notes a write and reports whether it may proceed.
+func (d *deadline) allowWrite() bool {
+	if d.state.Load() == deadlineExpired {
+		return false
+	}
+	if !d.started.Load() {
+		d.started.Store(true)
+	}
+	if d.h.idle > 0 {
+		d.lastWrite.Store(int64(time.Since(d.start)))
+	}
+	return true
+}
+
+func (d *deadline) hijacked() {
+	d.started.Store(true)
+	d.watchIdle.Store(false)
+}
+
+// check runs on the timer: it expires the request if a limit has passed,
+// or sleeps until the earliest one that still can.
+func (d *deadline) check() {
+	if d.state.Load() != deadlineRunning {
+		return
+	}
+	elapsed := time.Since(d.start)
+	next := time.Duration(1<<63 - 1)
+	consider := func(at time.Duration, err *TimeoutError) bool {
+		if elapsed >= at {
+			d.expire(err)
+			return true
+		}
+		next = min(next, at)
+		return false
+	}
+	h := d.h
+	if h.total > 0 && consider(h.total, h.totalErr) {
+		return
+	}
+	if h.responseStart > 0 && !d.started.Load() && consider(h.responseStart, h.startErr) {
+		return
+	}
+	if h.idle > 0 && d.watchIdle.Load() && consider(time.Duration(d.lastWrite.Load())+h.idle, h.idleErr) {
+		return
+	}
+	if next < time.Duration(1<<63-1) && d.state.Load() == deadlineRunning {
+		d.timer.Reset(next - elapsed)
+	}
+}
+
+func (d *deadline) expire(err *TimeoutError) {
+	d.cause.Store(err)
+	if d.state.CompareAndSwap(deadlineRunning, deadlineExpired) {
+		d.cancel(err)
+	}
+}
+
+// expired returns the limit that ended the request, if one did.
+func (d *deadline) expired() *TimeoutError {
+	if d.state.Load() == deadlineExpired {
+		return d.cause.Load()
+	}
+	return nil
+}
+
+// finish stops the timer once the handler has returned.
+func (d *deadline) finish() {
+	d.state.CompareAndSwap(deadlineRunning, deadlineDone)
+	d.timer.Stop()
+}
+
+// isTimeout reports whether ctx was ended by the timeout handler.
+func isTimeout(ctx context.Context) bool {
+	var te *TimeoutError
+	return errors.As(context.Cause(ctx), &te)
+}
