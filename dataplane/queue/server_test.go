@@ -1,14 +1,14 @@
 package queue
 
 import (
-	"log/slog" // DEBUGTMP
-	"os" // DEBUGTMP
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog" // DEBUGTMP
 	"net"
 	"net/http"
+	"os" // DEBUGTMP
 	"strings"
 	"sync"
 	"testing"
