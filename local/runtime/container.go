@@ -1,0 +1,166 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// launch is everything needed to start a container's process.
+type launch struct {
+	argv []string
+	env  []string
+	dir  string
+}
+
+// runContainer is one container's life: set up (build the image, make
+// the environment), then start the process, probe it, and restart it with
+// backoff whenever it exits, until ctx ends and it is stopped gracefully.
+func (r *replica) runContainer(ctx context.Context, i int) {
+	c := &r.spec.Containers[i]
+	log := r.log.WithValues("container", c.Name)
+	logPath := filepath.Join(r.rt.opts.logsDir(), r.key.Namespace, r.key.Name, r.id+"-"+c.Name+".log")
+	logFile, err := openLog(logPath)
+	if err != nil {
+		r.update(i, func(s *containerState) {
+			s.setup = &failure{Reason: ReasonRunContainerError, Message: fmt.Sprintf("container %s: %v", c.Name, err)}
+		})
+		<-ctx.Done()
+		return
+	}
+	defer logFile.Close()
+
+	l, ok := r.setUp(ctx, i, c)
+	if !ok {
+		return
+	}
+	backoff := r.rt.opts.Backoff
+	stdout, stderr := &tail{}, &tail{}
+	streak := 0
+	for {
+		stdout.Reset()
+		stderr.Reset()
+		p, err := startProcess(l.argv, l.env, l.dir, output{log: logFile, stdout: stdout, stderr: stderr})
+		if err != nil {
+			streak++
+			log.Info("Container cannot start", "error", err.Error())
+			r.update(i, func(s *containerState) {
+				s.setup = &failure{Reason: ReasonRunContainerError, Message: fmt.Sprintf("container %s: %v", c.Name, err)}
+			})
+			if !sleepCtx(ctx, backoff.Delay(streak)) {
+				return
+			}
+			continue
+		}
+		log.V(1).Info("Container started", "pid", p.pid(), "command", l.argv, "log", logPath)
+		r.update(i, func(s *containerState) {
+			if s.lastExit != "" {
+				s.restarts++
+			}
+			s.setup, s.running, s.pid, s.startedAt, s.probe = nil, true, p.pid(), p.started, ""
+			s.ready = c.ReadinessProbe == nil
+		})
+		if c.ReadinessProbe != nil {
+			r.probe(ctx, i, c, p, l)
+		}
+		if restartedAfterCrash := streak > 0; restartedAfterCrash {
+			// The crash stops being reported after crashVisibleFor; look again then.
+			time.AfterFunc(crashVisibleFor, func() { r.rt.replicaChanged(r.key) })
+		}
+
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			p.stop(r.gracePeriod(), r.rt.killed)
+			r.update(i, func(s *containerState) { s.running, s.ready, s.pid = false, false, 0 })
+			return
+		}
+		desc, _ := p.exitDescription()
+		streak = backoff.crashesInARow(streak, time.Since(p.started))
+		lines := stderr.Lines()
+		if len(lines) == 0 {
+			lines = stdout.Lines()
+		}
+		delay := backoff.Delay(streak)
+		log.Info("Container exited; restarting with backoff", "exit", desc, "backoff", delay, "log", logPath)
+		r.update(i, func(s *containerState) {
+			s.running, s.ready, s.pid, s.lastExit, s.lastLines = false, false, 0, desc, lines
+		})
+		if !sleepCtx(ctx, delay) {
+			return
+		}
+	}
+}
+
+// setUp resolves what the container runs, retrying with backoff: a build
+// can be fixed and a missing ConfigMap created while it waits. An image
+// that cannot run is final for this pod template. ok is false when ctx
+// ended first.
+func (r *replica) setUp(ctx context.Context, i int, c *corev1.Container) (l launch, ok bool) {
+	for attempt := 1; ; attempt++ {
+		f := r.resolve(ctx, c, &l)
+		if f == nil {
+			r.update(i, func(s *containerState) { s.setup = nil })
+			return l, true
+		}
+		if ctx.Err() != nil {
+			return l, false
+		}
+		r.log.Info("Container cannot be set up", "container", c.Name, "reason", f.Reason, "message", f.Message)
+		r.update(i, func(s *containerState) { s.setup = f })
+		if f.Reason == ReasonImageNotRunnable {
+			<-ctx.Done()
+			return l, false
+		}
+		if !sleepCtx(ctx, r.rt.opts.Backoff.Delay(attempt)) {
+			return l, false
+		}
+	}
+}
+
+// resolve fills l: environment, command (building the image if needed)
+// and working directory.
+func (r *replica) resolve(ctx context.Context, c *corev1.Container, l *launch) *failure {
+	env, err := containerEnv(ctx, r.rt.reader, r.pod, c, r.ports)
+	if err != nil {
+		return &failure{Reason: ReasonCreateContainerConfigError, Message: fmt.Sprintf("container %s: %v", c.Name, err)}
+	}
+	argv, f := r.rt.command(ctx, r.pins, c, env)
+	if f != nil {
+		return f
+	}
+	dir, f := r.rt.workingDir(c)
+	if f != nil {
+		return f
+	}
+	l.argv, l.env, l.dir = argv, processEnv(r.rt.opts.HostEnv, r.pod, env), dir
+	return nil
+}
+
+// probe runs the container's readiness probe for as long as p runs.
+func (r *replica) probe(ctx context.Context, i int, c *corev1.Container, p *process, l launch) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		<-p.done
+		cancel()
+	}()
+	pr := newProber(c.ReadinessProbe, c, r.ports, l.env, l.dir)
+	go pr.run(ctx, p.started, func(ready bool, failing string) {
+		r.update(i, func(s *containerState) {
+			if s.pid == p.pid() {
+				s.ready, s.probe = ready, failing
+			}
+		})
+	})
+}
+
+func openLog(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+}

@@ -1,0 +1,91 @@
+package runtime
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlbuilder "sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+// ManagedBy is the endpointslice.kubernetes.io/managed-by value of the
+// EndpointSlices the runtime publishes, so they are told apart from any
+// other controller's.
+const ManagedBy = "knit-local-runtime"
+
+// fieldOwner names the runtime's writes in managedFields.
+const fieldOwner = client.FieldOwner("knit-local-runtime")
+
+// shutdownSlack is how long past the longest grace period the manager's
+// stop waits for replicas.
+const shutdownSlack = 5 * time.Second
+
+// SetupWithManager registers the runtime's two controllers — revision
+// Deployments into processes, Services into EndpointSlices — and stops
+// every replica when the manager stops.
+func (rt *Runtime) SetupWithManager(mgr ctrl.Manager) error {
+	rt.log = mgr.GetLogger().WithName("local-runtime")
+	rt.builder.log = rt.log.WithName("build")
+	rt.client, rt.reader = mgr.GetClient(), mgr.GetAPIReader()
+	// Every slice write would log the API's "FQDN endpoints are deprecated"
+	// warning; the runtime uses FQDN knowingly (see EndpointAddressType).
+	quiet := rest.CopyConfig(mgr.GetConfig())
+	quiet.WarningHandlerWithContext = rest.NoWarnings{}
+	var err error
+	if rt.sliceWriter, err = client.New(quiet, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}); err != nil {
+		return err
+	}
+
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named("local-runtime-deployments").
+		For(&appsv1.Deployment{}, ctrlbuilder.WithPredicates(managedDeployments)).
+		WatchesRawSource(rt.queues.source(&rt.queues.deployments)).
+		Complete(&deploymentReconciler{rt: rt})
+	if err != nil {
+		return err
+	}
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named("local-runtime-endpointslices").
+		For(&corev1.Service{}).
+		Owns(&discoveryv1.EndpointSlice{}, ctrlbuilder.WithPredicates(predicate.NewPredicateFuncs(ownSlice))).
+		WatchesRawSource(rt.queues.source(&rt.queues.endpointsFor)).
+		Complete(&endpointSliceReconciler{rt: rt})
+	if err != nil {
+		return err
+	}
+	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		stopCtx, cancel := context.WithTimeout(context.Background(), rt.opts.MaxGracePeriod+shutdownSlack)
+		defer cancel()
+		return rt.Shutdown(stopCtx)
+	}))
+}
+
+// managed reports whether a Deployment runs a revision: the runtime's
+// business. Other Deployments are left alone.
+func managed(obj client.Object) bool {
+	return obj.GetLabels()[servingv1.RevisionLabelKey] != ""
+}
+
+// managedDeployments passes events of revision Deployments, including the
+// update that removes the label (so their replicas stop).
+var managedDeployments = predicate.Funcs{
+	CreateFunc:  func(e event.CreateEvent) bool { return managed(e.Object) },
+	DeleteFunc:  func(e event.DeleteEvent) bool { return managed(e.Object) },
+	UpdateFunc:  func(e event.UpdateEvent) bool { return managed(e.ObjectOld) || managed(e.ObjectNew) },
+	GenericFunc: func(e event.GenericEvent) bool { return managed(e.Object) },
+}
+
+func ownSlice(obj client.Object) bool {
+	return obj.GetLabels()[discoveryv1.LabelManagedBy] == ManagedBy
+}

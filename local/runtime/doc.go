@@ -1,0 +1,97 @@
+// Package runtime is the local runtime of `knit dev`: the one seam between
+// knit's controllers and where replicas run. On a cluster, Kubernetes runs
+// the Deployments knit creates and publishes their EndpointSlices; in knit
+// dev there is no kubelet, no Docker and no kube-controller-manager, so
+// this package reconciles the same Deployment objects into processes on
+// loopback and publishes the EndpointSlices the rest of knit reads. The
+// controllers cannot tell the difference.
+//
+// # What it manages
+//
+// Deployments labelled serving.knative.dev/revision; all others are left
+// alone. Each gets spec.replicas replicas of its pod template; a replica is
+// one process per container. A template change rolls replicas the way a
+// RollingUpdate with maxUnavailable 0 does: replicas of the old template
+// keep running until enough new ones are ready. Init containers, volumes,
+// liveness and startup probes, resources and security contexts are not
+// applied.
+//
+// # Images
+//
+//   - ko://<import path> is built with `go build` in Options.ModuleDir
+//     (ko://./dir is relative to it); an import path outside the main module
+//     is installed with `GOBIN=<cache> go install <path>@latest` instead.
+//     Binaries are cached in <state>/builds under a key computed from
+//     `go list -deps` and the hashes of local sources (see buildkey.go for
+//     the key and why), so a rebuild when nothing changed costs one go list;
+//     concurrent builds of one key run once. Each pod template pins the
+//     binary its first replica got, so its later replicas start at once.
+//   - knit://<subcommand> runs this knit binary's subcommand: knit://queue
+//     is `<Options.Executable> queue`.
+//   - Any other image runs the container's command as given; without a
+//     command it cannot run, and the Deployment says so (ImageNotRunnable).
+//
+// command and args replace the image's entrypoint and arguments as in
+// Kubernetes, with $(VAR) expanded; workingDir is honoured (default: the
+// module dir).
+//
+// # Ports and environment
+//
+// Replicas share 127.0.0.1, so every containerPort declared in the pod
+// template is remapped per replica to a free loopback port. Environment
+// values that are exactly a declared port number (PORT=8080, USER_PORT,
+// QUEUE_SERVING_PORT=8012) become the mapped port, and readiness probe and
+// Service targetPorts (number or name) resolve the same way. The
+// environment is what the kubelet gives: envFrom ConfigMaps and Secrets,
+// then env with $(VAR) expansion and valueFrom (ConfigMap and Secret keys,
+// the downward API with 127.0.0.1 as every IP), plus HOSTNAME (the replica's
+// pod name) and a few of knit dev's own variables standing in for an
+// image's ENV (Options.HostEnv: PATH, HOME, …).
+//
+// # Readiness, crashes, stopping
+//
+// Each container's readinessProbe (httpGet with headers, tcpSocket, exec)
+// runs every 50ms until it first succeeds, then on its periodSeconds with
+// its thresholds; a container without one is ready while it runs, and a
+// replica is ready when all its containers are. A process that exits is
+// restarted with exponential backoff (Options.Backoff: 500ms doubling to
+// 30s, reset after 60s of running). Stopping a replica sends SIGTERM to each
+// process group, waits terminationGracePeriodSeconds (capped by
+// Options.MaxGracePeriod) and sends SIGKILL. Every process has its own
+// process group and, on Linux, dies with knit dev (Pdeathsig SIGKILL).
+// Shutdown stops everything; so does the manager stopping.
+//
+// # Deployment status
+//
+// Written through the status subresource as Kubernetes' deployment
+// controller would: observedGeneration, replicas, updatedReplicas,
+// readyReplicas, availableReplicas, unavailableReplicas; conditions
+// Available (MinimumReplicasAvailable when availableReplicas ≥ spec.replicas),
+// Progressing (NewReplicaSetAvailable when done, ProgressDeadlineExceeded
+// after spec.progressDeadlineSeconds without getting there) and, while
+// replicas of the current template fail, ReplicaFailure with a stable,
+// actionable reason: BuildFailed, ImageNotRunnable,
+// CreateContainerConfigError, RunContainerError, CrashLoopBackOff or
+// ReadinessProbeFailed (the Reason constants).
+//
+// # EndpointSlices
+//
+// For every Service in the Deployment's namespace whose selector matches a
+// replica's labels: one EndpointSlice per replica, <service>-<replica id>,
+// labelled kubernetes.io/service-name and
+// endpointslice.kubernetes.io/managed-by=knit-local-runtime, owned by the
+// Service, with one 127.0.0.1 endpoint whose ready/serving/terminating
+// conditions follow the replica and whose ports are the Service's, their
+// targetPort resolved to that replica's port. Slices of gone replicas and
+// deleted Services are deleted. The address type is FQDN, not IPv4: the
+// API server refuses loopback IPs in IP slices, and "127.0.0.1" as a name
+// dials the same (EndpointAddressType).
+//
+// # Logs
+//
+// Each process's stdout and stderr go to
+// <state>/logs/<namespace>/<deployment>/<replica>-<container>.log, with a
+// bounded tail kept in memory for condition messages; builds log to
+// <state>/builds/<key>/build.log. The runtime itself logs through the
+// manager's logger, named "local-runtime".
+package runtime

@@ -1,0 +1,103 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// The image schemes knit dev runs itself.
+const (
+	// koScheme images are Go programs built from source, as ko builds them.
+	koScheme = "ko://"
+	// knitScheme images are knit's own subcommands: knit://queue is `knit queue`.
+	knitScheme = "knit://"
+)
+
+// imagePins remembers the binary each ko:// image of one pod template
+// resolved to, so every replica of a template runs the same build — the
+// way a Revision pins an image tag to a digest once — and scaling up later
+// (from zero, say) does not wait for go list. A new template, a new revision,
+// resolves afresh.
+type imagePins struct {
+	mu   sync.Mutex
+	bins map[string]string
+}
+
+func (p *imagePins) resolve(ctx context.Context, image string, build func(context.Context, string) (string, error)) (string, error) {
+	p.mu.Lock()
+	bin, ok := p.bins[image]
+	p.mu.Unlock()
+	if ok && fileExists(bin) {
+		return bin, nil
+	}
+	bin, err := build(ctx, image)
+	if err != nil {
+		return "", err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bins == nil {
+		p.bins = map[string]string{}
+	}
+	p.bins[image] = bin
+	return bin, nil
+}
+
+// command is the argv a container runs, following Kubernetes' rules for
+// an image's entrypoint and cmd: the container's command replaces the
+// entrypoint (and drops the image's args); its args replace the image's
+// args. $(VAR) references are expanded from the container's environment.
+// A container with a command runs it as given, whatever its image.
+func (rt *Runtime) command(ctx context.Context, pins *imagePins, c *corev1.Container, env *envList) ([]string, *failure) {
+	var argv []string
+	switch image := c.Image; {
+	case len(c.Command) > 0:
+		argv = append(argv, c.Command...)
+		argv = append(argv, c.Args...)
+	case strings.HasPrefix(image, koScheme):
+		bin, err := pins.resolve(ctx, image, rt.builder.Build)
+		if err != nil {
+			return nil, buildFailure(image, err)
+		}
+		argv = append([]string{bin}, c.Args...)
+	case strings.HasPrefix(image, knitScheme):
+		argv = []string{rt.opts.Executable, strings.TrimPrefix(image, knitScheme)}
+		if len(c.Args) > 0 {
+			argv = append(argv[:1], c.Args...)
+		}
+	default:
+		return nil, &failure{Reason: ReasonImageNotRunnable, Message: fmt.Sprintf(
+			"image %s has no command; knit dev runs ko:// images or containers with a command", image)}
+	}
+	for i := range argv {
+		argv[i] = expand(argv[i], env.lookup)
+	}
+	return argv, nil
+}
+
+func buildFailure(image string, err error) *failure {
+	var be *buildError
+	if errors.As(err, &be) {
+		return &failure{Reason: ReasonBuildFailed, Message: be.Error()}
+	}
+	return &failure{Reason: ReasonBuildFailed, Message: fmt.Sprintf("go build %s: %v", image, err)}
+}
+
+// workingDir is the container's workingDir, else the module dir (an image
+// would have its WORKDIR; locally the project is the natural place).
+func (rt *Runtime) workingDir(c *corev1.Container) (string, *failure) {
+	if c.WorkingDir == "" {
+		return rt.opts.ModuleDir, nil
+	}
+	if fi, err := os.Stat(c.WorkingDir); err != nil || !fi.IsDir() {
+		return "", &failure{Reason: ReasonRunContainerError, Message: fmt.Sprintf(
+			"container %s: workingDir %s is not a directory on this machine", c.Name, c.WorkingDir)}
+	}
+	return c.WorkingDir, nil
+}

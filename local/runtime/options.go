@@ -1,0 +1,84 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// DefaultHostEnv names the variables of knit dev's own environment that
+// every replica inherits, as an image's ENV would provide them: enough for
+// a shell, a Go program and TLS to work, and nothing that points at knit's
+// own credentials.
+var DefaultHostEnv = []string{"PATH", "HOME", "USER", "TMPDIR", "LANG", "LC_ALL", "TZ", "SSL_CERT_FILE", "SSL_CERT_DIR"}
+
+// Options configure the local runtime. knit dev sets StateDir and leaves
+// the rest to Defaults; tests override the rest.
+type Options struct {
+	// StateDir is knit dev's state directory. Builds are cached in
+	// <StateDir>/builds, process output goes to <StateDir>/logs.
+	StateDir string
+	// ModuleDir is where ko:// images are built: `go build` runs here and
+	// ko://./dir is relative to it. It is also the working directory of
+	// containers that set none. Default: the current directory.
+	ModuleDir string
+	// Executable runs knit:// images: knit://queue is `<Executable> queue`.
+	// Default: the running binary (os.Executable).
+	Executable string
+	// Go is the go command that builds ko:// images. Default "go".
+	Go string
+	// MaxGracePeriod caps a pod's terminationGracePeriodSeconds, so that
+	// scaling down and Ctrl-C never wait minutes. Default 10s.
+	MaxGracePeriod time.Duration
+	// Backoff is the restart schedule of crashing containers.
+	Backoff Backoff
+	// HostEnv names the variables replicas inherit from knit dev's
+	// environment. Default DefaultHostEnv; set an empty non-nil slice for none.
+	HostEnv []string
+}
+
+// Defaults fills what was left empty.
+func (o *Options) Defaults() error {
+	if o.ModuleDir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("module dir: %w", err)
+		}
+		o.ModuleDir = wd
+	}
+	if o.Executable == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("knit executable: %w", err)
+		}
+		o.Executable = exe
+	}
+	if o.Go == "" {
+		o.Go = "go"
+	}
+	if o.MaxGracePeriod <= 0 {
+		o.MaxGracePeriod = 10 * time.Second
+	}
+	if o.HostEnv == nil {
+		o.HostEnv = DefaultHostEnv
+	}
+	o.Backoff.defaults()
+	return nil
+}
+
+// Validate reports options that cannot work, before anything runs.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.StateDir == "" {
+		errs = append(errs, errors.New("local runtime: a state directory is required"))
+	}
+	if fi, err := os.Stat(o.ModuleDir); err != nil || !fi.IsDir() {
+		errs = append(errs, fmt.Errorf("local runtime: module dir %q is not a directory", o.ModuleDir))
+	}
+	return errors.Join(errs...)
+}
+
+func (o *Options) buildsDir() string { return filepath.Join(o.StateDir, "builds") }
+func (o *Options) logsDir() string   { return filepath.Join(o.StateDir, "logs") }

@@ -1,0 +1,82 @@
+package runtime
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// portMap is one replica's loopback ports. Every replica shares 127.0.0.1,
+// so each containerPort of the pod template gets a free port of its own;
+// containers of a pod share one network namespace in Kubernetes, so the
+// map is pod-wide, like port numbers are in a pod.
+type portMap struct {
+	byNumber map[int32]int32
+	byName   map[string]int32
+}
+
+// allocatePorts maps every containerPort declared in spec to a port from
+// free. A number declared twice maps once; a name maps to the first
+// container that declares it, as Kubernetes resolves named ports.
+func allocatePorts(spec *corev1.PodSpec, free func() (int32, error)) (portMap, error) {
+	m := portMap{byNumber: map[int32]int32{}, byName: map[string]int32{}}
+	for _, c := range spec.Containers {
+		for _, p := range c.Ports {
+			local, ok := m.byNumber[p.ContainerPort]
+			if !ok {
+				var err error
+				if local, err = free(); err != nil {
+					return portMap{}, fmt.Errorf("allocate a loopback port for %s port %d: %w", c.Name, p.ContainerPort, err)
+				}
+				m.byNumber[p.ContainerPort] = local
+			}
+			if _, taken := m.byName[p.Name]; p.Name != "" && !taken {
+				m.byName[p.Name] = local
+			}
+		}
+	}
+	return m, nil
+}
+
+// freeLoopbackPort asks the kernel for a port nobody listens on. It is
+// released at once for the replica to bind; the kernel hands ports out in
+// sequence, so another taker before the replica binds is unlikely.
+func freeLoopbackPort() (int32, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return int32(ln.Addr().(*net.TCPAddr).Port), nil
+}
+
+// resolve maps a port reference (a Service targetPort, a probe port) to
+// the replica's loopback port. A number nobody declared passes through, as
+// in Kubernetes; a name nobody declared does not resolve.
+func (m portMap) resolve(p intstr.IntOrString) (int32, bool) {
+	if p.Type == intstr.String {
+		local, ok := m.byName[p.StrVal]
+		return local, ok
+	}
+	if local, ok := m.byNumber[p.IntVal]; ok {
+		return local, true
+	}
+	return p.IntVal, p.IntVal != 0
+}
+
+// rewrite maps an environment value that is exactly a declared port
+// number (PORT=8080, USER_PORT=8080, QUEUE_SERVING_PORT=8012) to the
+// replica's port, so the programs agree on where to listen and connect.
+func (m portMap) rewrite(value string) string {
+	n, err := strconv.ParseInt(value, 10, 32)
+	if err != nil || strconv.FormatInt(n, 10) != value {
+		return value
+	}
+	if local, ok := m.byNumber[int32(n)]; ok {
+		return strconv.Itoa(int(local))
+	}
+	return value
+}

@@ -1,0 +1,242 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// startupProbeInterval is how often a probe runs until it first succeeds:
+// Knative probes this aggressively so a replica serves as soon as it can;
+// after that the probe's periodSeconds applies.
+const startupProbeInterval = 50 * time.Millisecond
+
+// prober runs one container's readiness probe against one replica.
+type prober struct {
+	probe     *corev1.Probe
+	container *corev1.Container
+	ports     portMap
+	env       []string // for exec probes
+	dir       string
+	http      *http.Client
+}
+
+func newProber(probe *corev1.Probe, c *corev1.Container, ports portMap, env []string, dir string) *prober {
+	return &prober{probe: probe, container: c, ports: ports, env: env, dir: dir, http: &http.Client{
+		// Like the kubelet: a fresh connection per probe, redirects are a
+		// success, certificates are not checked.
+		Transport:     &http.Transport{DisableKeepAlives: true, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// probeSettings are the probe's numbers with Kubernetes' defaults.
+type probeSettings struct {
+	initialDelay, period, timeout      time.Duration
+	successThreshold, failureThreshold int32
+}
+
+func settingsOf(p *corev1.Probe) probeSettings {
+	orDefault := func(v, d int32) int32 {
+		if v <= 0 {
+			return d
+		}
+		return v
+	}
+	return probeSettings{
+		initialDelay:     time.Duration(p.InitialDelaySeconds) * time.Second,
+		period:           time.Duration(orDefault(p.PeriodSeconds, 10)) * time.Second,
+		timeout:          time.Duration(orDefault(p.TimeoutSeconds, 1)) * time.Second,
+		successThreshold: orDefault(p.SuccessThreshold, 1),
+		failureThreshold: orDefault(p.FailureThreshold, 3),
+	}
+}
+
+// failingAfter is how long a probe that never succeeded may fail before
+// the container is reported as failing its probe.
+func (s probeSettings) failingAfter() time.Duration {
+	return s.initialDelay + s.period*time.Duration(s.failureThreshold)
+}
+
+// run probes until ctx ends. report is called when readiness changes and
+// when the probe has failed long enough to be a failure worth reporting
+// (failing is then the message; "" otherwise).
+func (p *prober) run(ctx context.Context, started time.Time, report func(ready bool, failing string)) {
+	s := settingsOf(p.probe)
+	if !sleepCtx(ctx, s.initialDelay) {
+		return
+	}
+	var ready, everReady, reported bool
+	var successes, failures int32
+	for {
+		err := p.check(ctx, s.timeout)
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			successes, failures = successes+1, 0
+			if !ready && (!everReady || successes >= s.successThreshold) {
+				ready, everReady, reported = true, true, false
+				report(true, "")
+			}
+		} else {
+			successes, failures = 0, failures+1
+			if ready && failures >= s.failureThreshold {
+				ready, reported = false, true
+				report(false, p.message(err))
+			} else if !everReady && !reported && time.Since(started) >= s.failingAfter() {
+				reported = true
+				report(false, p.message(err))
+			}
+		}
+		interval := s.period
+		if !everReady && p.probe.Exec == nil {
+			interval = startupProbeInterval
+		}
+		if !sleepCtx(ctx, interval) {
+			return
+		}
+	}
+}
+
+func (p *prober) message(err error) string {
+	return fmt.Sprintf("container %s readiness probe failed: %v", p.container.Name, err)
+}
+
+// check runs the probe once.
+func (p *prober) check(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	h := p.probe.ProbeHandler
+	switch {
+	case h.HTTPGet != nil:
+		return p.checkHTTP(ctx, h.HTTPGet)
+	case h.TCPSocket != nil:
+		port, err := p.port(h.TCPSocket.Port)
+		if err != nil {
+			return err
+		}
+		host := h.TCPSocket.Host
+		if host == "" {
+			host = loopback
+		}
+		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(int(port))))
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	case h.Exec != nil:
+		return p.checkExec(ctx, h.Exec.Command)
+	}
+	return nil // gRPC probes are not run locally: a running container is ready
+}
+
+func (p *prober) checkHTTP(ctx context.Context, get *corev1.HTTPGetAction) error {
+	port, err := p.port(get.Port)
+	if err != nil {
+		return err
+	}
+	host, scheme := get.Host, strings.ToLower(string(get.Scheme))
+	if host == "" {
+		host = loopback
+	}
+	if scheme == "" {
+		scheme = "http"
+	}
+	path := get.Path
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+"://"+net.JoinHostPort(host, strconv.Itoa(int(port)))+path, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("User-Agent", "kube-probe/knit")
+	for _, h := range get.HTTPHeaders {
+		if strings.EqualFold(h.Name, "Host") {
+			req.Host = h.Value
+			continue
+		}
+		req.Header.Add(h.Name, h.Value)
+	}
+	resp, err := p.http.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode >= 400 {
+		return fmt.Errorf("HTTP probe failed with statuscode: %d", resp.StatusCode)
+	}
+	return nil
+}
+
+func (p *prober) checkExec(ctx context.Context, argv []string) error {
+	if len(argv) == 0 {
+		return fmt.Errorf("exec probe has no command")
+	}
+	path, err := lookPath(argv[0], p.env, p.dir)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, path, argv[1:]...)
+	cmd.Env, cmd.Dir = p.env, p.dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		if msg := strings.TrimSpace(out.String()); msg != "" {
+			return fmt.Errorf("%w: %s", err, firstLine(msg))
+		}
+		return err
+	}
+	return nil
+}
+
+// port resolves a probe's port: a name is looked up in the probed
+// container first, as the kubelet does; 0 is the container's first port.
+func (p *prober) port(ref intstr.IntOrString) (int32, error) {
+	if ref.Type == intstr.String {
+		for _, cp := range p.container.Ports {
+			if cp.Name == ref.StrVal {
+				ref = intstr.FromInt32(cp.ContainerPort)
+				break
+			}
+		}
+	} else if ref.IntVal == 0 && len(p.container.Ports) > 0 {
+		ref = intstr.FromInt32(p.container.Ports[0].ContainerPort)
+	}
+	port, ok := p.ports.resolve(ref)
+	if !ok {
+		return 0, fmt.Errorf("probe port %s is not a port of container %s", ref.String(), p.container.Name)
+	}
+	return port, nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// sleepCtx waits d or until ctx ends; it reports whether ctx is still live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,119 @@
+package runtime
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// serverPorts maps declared port 8012 (named http) to a test server's port.
+func serverPorts(t *testing.T, addr string) portMap {
+	t.Helper()
+	_, p, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(p)
+	return portMap{byNumber: map[int32]int32{8012: int32(port)}, byName: map[string]int32{"http": int32(port)}}
+}
+
+func TestProbeChecks(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Header.Get("K-Network-Probe") != "queue":
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case r.Host != "probe.local":
+			w.WriteHeader(http.StatusBadRequest)
+		case r.URL.Path == "/moved":
+			http.Redirect(w, r, "http://elsewhere.invalid/", http.StatusFound)
+		}
+	}))
+	defer srv.Close()
+	ports := serverPorts(t, srv.Listener.Addr().String())
+	c := &corev1.Container{Name: "queue-proxy", Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8012}}}
+	headers := []corev1.HTTPHeader{{Name: "K-Network-Probe", Value: "queue"}, {Name: "Host", Value: "probe.local"}}
+
+	for _, tc := range []struct {
+		name    string
+		handler corev1.ProbeHandler
+		wantErr string
+	}{
+		{"http by number with headers", corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(8012), HTTPHeaders: headers}}, ""},
+		{"http by name", corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http"), HTTPHeaders: headers}}, ""},
+		{"http port 0 is the container's port", corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{HTTPHeaders: headers}}, ""},
+		{"a redirect is a success", corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/moved", Port: intstr.FromInt32(8012), HTTPHeaders: headers}}, ""},
+		{"http status", corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(8012)}}, "HTTP probe failed with statuscode: 503"},
+		{"unknown port name", corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("metrics")}}, "probe port metrics is not a port of container queue-proxy"},
+		{"tcp", corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}}, ""},
+		{"exec", corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "exit 0"}}}, ""},
+		{"exec failing", corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "echo not yet; exit 3"}}}, "exit status 3: not yet"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProber(&corev1.Probe{ProbeHandler: tc.handler}, c, ports, []string{"PATH=/usr/bin:/bin"}, t.TempDir())
+			err := p.check(context.Background(), time.Second)
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("check = %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestProbeRun follows readiness through a probe's life: not ready until
+// the first success (probed every 50ms, not every period), unready after
+// failureThreshold failures, reported as failing.
+func TestProbeRun(t *testing.T) {
+	healthy := make(chan bool, 1)
+	healthy <- false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ok := <-healthy
+		healthy <- ok
+		if !ok {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	set := func(ok bool) { <-healthy; healthy <- ok }
+
+	c := &corev1.Container{Name: "user-container", Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8012}}}
+	probe := &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(8012)}},
+		PeriodSeconds: 1, FailureThreshold: 2,
+	}
+	type report struct {
+		ready   bool
+		failing string
+	}
+	reports := make(chan report, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go newProber(probe, c, serverPorts(t, srv.Listener.Addr().String()), nil, "").run(ctx, time.Now(), func(ready bool, failing string) {
+		reports <- report{ready, failing}
+	})
+	next := func(within time.Duration) report {
+		t.Helper()
+		select {
+		case r := <-reports:
+			return r
+		case <-time.After(within):
+			t.Fatalf("no readiness report within %s", within)
+			return report{}
+		}
+	}
+
+	if r := next(5 * time.Second); r.ready || !strings.Contains(r.failing, "user-container readiness probe failed: HTTP probe failed with statuscode: 503") {
+		t.Fatalf("first report = %+v, want failing after failureThreshold×period", r)
+	}
+	set(true)
+	if r := next(time.Second); !r.ready { // the 50ms startup interval, well within the 1s period
+		t.Fatalf("report = %+v, want ready", r)
+	}
+	set(false)
+	if r := next(5 * time.Second); r.ready || r.failing == "" {
+		t.Fatalf("report = %+v, want unready and failing", r)
+	}
+}

@@ -1,0 +1,70 @@
+package runtime
+
+// Reasons of the ReplicaFailure condition the runtime sets on a Deployment.
+// The serving reconciler maps them onto Revision conditions, so they are a
+// stable contract: add new ones, never rename.
+const (
+	// ReasonBuildFailed: a ko:// image did not build. The message starts
+	// with "go build ko://…:" and carries the first lines of the errors.
+	ReasonBuildFailed = "BuildFailed"
+	// ReasonImageNotRunnable: the image is neither ko:// nor knit:// and
+	// the container sets no command, so there is nothing to run locally.
+	ReasonImageNotRunnable = "ImageNotRunnable"
+	// ReasonCreateContainerConfigError: the environment could not be made,
+	// e.g. a ConfigMap or Secret it refers to is missing (the kubelet's reason).
+	ReasonCreateContainerConfigError = "CreateContainerConfigError"
+	// ReasonRunContainerError: the command could not be started, e.g. the
+	// executable does not exist (the kubelet's reason).
+	ReasonRunContainerError = "RunContainerError"
+	// ReasonCrashLoopBackOff: a container exited and is restarted with
+	// backoff; the message has its exit code, restart count and last output.
+	ReasonCrashLoopBackOff = "CrashLoopBackOff"
+	// ReasonReadinessProbeFailed: a container runs but its readiness probe
+	// keeps failing.
+	ReasonReadinessProbeFailed = "ReadinessProbeFailed"
+)
+
+// Reasons of the Available and Progressing conditions, Kubernetes' own
+// (k8s.io/kubernetes/pkg/controller/deployment/util), so tooling that
+// knows Deployments reads them unchanged.
+const (
+	ReasonMinimumReplicasAvailable   = "MinimumReplicasAvailable"
+	ReasonMinimumReplicasUnavailable = "MinimumReplicasUnavailable"
+	ReasonNewReplicaSetAvailable     = "NewReplicaSetAvailable"
+	ReasonReplicaSetUpdated          = "ReplicaSetUpdated"
+	ReasonProgressDeadlineExceeded   = "ProgressDeadlineExceeded"
+)
+
+// failurePriority orders failures when replicas fail differently: the one
+// the user must fix first is reported.
+var failurePriority = []string{
+	ReasonBuildFailed,
+	ReasonImageNotRunnable,
+	ReasonCreateContainerConfigError,
+	ReasonRunContainerError,
+	ReasonCrashLoopBackOff,
+	ReasonReadinessProbeFailed,
+}
+
+// failure is why a replica is not ready, when the user has to act on it.
+type failure struct {
+	Reason  string
+	Message string
+}
+
+func (f *failure) rank() int {
+	for i, r := range failurePriority {
+		if r == f.Reason {
+			return i
+		}
+	}
+	return len(failurePriority)
+}
+
+// worse reports whether f should be reported rather than g.
+func (f *failure) worse(g *failure) bool {
+	if g == nil {
+		return f != nil
+	}
+	return f != nil && f.rank() < g.rank()
+}

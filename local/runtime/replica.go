@@ -1,0 +1,181 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+)
+
+// crashVisibleFor is how long a restarted container must run and be
+// ready before its crash stops being reported, so that a crash loop reads
+// as one steady CrashLoopBackOff rather than flickering with each restart.
+const crashVisibleFor = 10 * time.Second
+
+// replica is one pod's worth of processes: one per container, sharing a
+// set of loopback ports, started together and stopped together.
+type replica struct {
+	rt      *Runtime
+	key     types.NamespacedName // the Deployment
+	id      string
+	pod     podIdentity
+	hash    string // the pod template it runs
+	spec    *corev1.PodSpec
+	ports   portMap
+	pins    *imagePins
+	created time.Time
+	log     logr.Logger
+	cancel  context.CancelFunc
+	done    chan struct{}
+
+	mu          sync.Mutex
+	terminating bool
+	containers  []containerState // by index in spec.Containers
+	readySince  time.Time
+}
+
+// containerState is what a replica knows of one of its containers.
+type containerState struct {
+	name      string
+	setup     *failure // why it cannot be started (build, image, env, exec)
+	running   bool
+	pid       int
+	startedAt time.Time
+	ready     bool
+	probe     string // the readiness probe's failure, once it counts as one
+	restarts  int
+	lastExit  string   // "exited with code 1", once it has exited
+	lastLines []string // the end of its output when it did
+}
+
+// replicaView is a replica at one instant: what Deployment status and
+// EndpointSlices are computed from.
+type replicaView struct {
+	ID          string
+	PodName     string
+	Hash        string
+	Labels      map[string]string
+	Ports       portMap
+	Created     time.Time
+	Ready       bool
+	ReadySince  time.Time
+	Terminating bool
+	Failure     *failure
+}
+
+// failure is what, if anything, the user must hear about this container.
+func (c *containerState) failure(now time.Time) *failure {
+	switch {
+	case c.setup != nil:
+		return c.setup
+	case c.lastExit != "" && (!c.running || !c.ready || now.Sub(c.startedAt) < crashVisibleFor):
+		msg := fmt.Sprintf("container %s %s (restarted %d times)", c.name, c.lastExit, c.restarts)
+		if len(c.lastLines) > 0 {
+			msg += ": " + strings.Join(c.lastLines, "\n")
+		}
+		return &failure{Reason: ReasonCrashLoopBackOff, Message: msg}
+	case c.running && !c.ready && c.probe != "":
+		return &failure{Reason: ReasonReadinessProbeFailed, Message: c.probe}
+	}
+	return nil
+}
+
+func (r *replica) view(now time.Time) replicaView {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v := replicaView{
+		ID: r.id, PodName: r.pod.Name, Hash: r.hash, Labels: r.pod.Labels, Ports: r.ports, Created: r.created,
+		Ready: r.readyLocked(), ReadySince: r.readySince, Terminating: r.terminating,
+	}
+	for i := range r.containers {
+		if f := r.containers[i].failure(now); f.worse(v.Failure) {
+			v.Failure = f
+		}
+	}
+	return v
+}
+
+func (r *replica) readyLocked() bool {
+	for _, c := range r.containers {
+		if !c.running || !c.ready {
+			return false
+		}
+	}
+	return len(r.containers) > 0
+}
+
+// update changes one container's state and, when anything changed that
+// status or EndpointSlices show, tells the controllers.
+func (r *replica) update(i int, change func(c *containerState)) {
+	r.mu.Lock()
+	before := r.containers[i]
+	change(&r.containers[i])
+	after := r.containers[i]
+	changed := before.running != after.running || before.ready != after.ready || before.setup != after.setup ||
+		before.probe != after.probe || before.restarts != after.restarts || before.lastExit != after.lastExit
+	if ready := r.readyLocked(); ready && r.readySince.IsZero() {
+		r.readySince = time.Now()
+	} else if !ready {
+		r.readySince = time.Time{}
+	}
+	r.mu.Unlock()
+	if changed {
+		r.rt.replicaChanged(r.key)
+	}
+}
+
+// start runs every container; done closes when all have stopped.
+func (r *replica) start() {
+	ctx, cancel := context.WithCancel(r.rt.ctx)
+	r.cancel = cancel
+	var wg sync.WaitGroup
+	for i := range r.spec.Containers {
+		wg.Go(func() { r.runContainer(ctx, i) })
+	}
+	go func() {
+		wg.Wait()
+		cancel()
+		close(r.done)
+		r.rt.replicaGone(r)
+	}()
+}
+
+// stop marks the replica terminating and stops its containers in the
+// background: SIGTERM, the grace period, SIGKILL.
+func (r *replica) stop() {
+	r.mu.Lock()
+	already := r.terminating
+	r.terminating = true
+	r.mu.Unlock()
+	if already {
+		return
+	}
+	r.log.Info("Stopping replica")
+	r.cancel()
+	r.rt.replicaChanged(r.key)
+}
+
+// gracePeriod is terminationGracePeriodSeconds (Kubernetes' default 30),
+// capped so nothing waits minutes.
+func (r *replica) gracePeriod() time.Duration {
+	return min(time.Duration(ptr.Deref(r.spec.TerminationGracePeriodSeconds, 30))*time.Second, r.rt.opts.MaxGracePeriod)
+}
+
+// pids are the replica's running processes, for tests and debugging.
+func (r *replica) pids() []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []int
+	for _, c := range r.containers {
+		if c.running && c.pid > 0 {
+			out = append(out, c.pid)
+		}
+	}
+	return out
+}

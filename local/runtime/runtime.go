@@ -1,0 +1,258 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// errShutdown is returned once Shutdown has begun: nothing new starts.
+var errShutdown = errors.New("local runtime is shut down")
+
+// Runtime runs the replicas of revision Deployments as local processes
+// and publishes their EndpointSlices. Create it with New, register it with
+// SetupWithManager, stop it with Shutdown.
+type Runtime struct {
+	opts    Options
+	builder *builder
+	log     logr.Logger
+	client  client.Client // the manager's: cached reads, direct writes
+	reader  client.Reader // uncached, for the ConfigMaps and Secrets of env
+	// sliceWriter writes EndpointSlices without logging API warnings.
+	sliceWriter client.Client
+	queues      queues
+
+	ctx      context.Context // the lifetime of replicas and builds
+	cancel   context.CancelFunc
+	killed   chan struct{} // closed when Shutdown runs out of time: no more grace
+	killOnce sync.Once
+	running  sync.WaitGroup // one per replica until its processes are gone
+
+	mu          sync.Mutex
+	closed      bool
+	deployments map[types.NamespacedName]*deploymentState
+}
+
+// deploymentState is the runtime's side of one Deployment.
+type deploymentState struct {
+	uid      types.UID
+	hash     string
+	pins     *imagePins
+	replicas []*replica // live and terminating, until their processes are gone
+	progress progressClock
+	gone     bool // deleted or no longer managed: everything is stopping
+}
+
+// New makes a runtime; nothing runs until SetupWithManager and the
+// manager's start.
+func New(opts Options) (*Runtime, error) {
+	if err := opts.Defaults(); err != nil {
+		return nil, err
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	for _, dir := range []string{opts.buildsDir(), opts.logsDir()} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("local runtime: %w", err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rt := &Runtime{
+		opts: opts, log: logr.Discard(), ctx: ctx, cancel: cancel, killed: make(chan struct{}),
+		deployments: map[types.NamespacedName]*deploymentState{},
+	}
+	rt.builder = &builder{goCmd: opts.Go, dir: opts.ModuleDir, cache: opts.buildsDir(), log: rt.log, ctx: ctx}
+	return rt, nil
+}
+
+// Shutdown stops every replica — SIGTERM, the grace period, SIGKILL — and
+// any build, and waits for them. When ctx ends first the rest are killed
+// at once. Nothing starts afterwards. Safe to call more than once.
+func (rt *Runtime) Shutdown(ctx context.Context) error {
+	rt.mu.Lock()
+	rt.closed = true
+	for _, st := range rt.deployments {
+		for _, r := range st.replicas {
+			r.stop()
+		}
+	}
+	rt.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() {
+		rt.running.Wait()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		rt.killOnce.Do(func() { close(rt.killed) })
+		<-done
+		err = fmt.Errorf("local runtime: replicas did not stop gracefully in time and were killed: %w", ctx.Err())
+	}
+	rt.cancel()
+	return err
+}
+
+// sync starts and stops d's replicas towards its spec and returns them,
+// with the template hash and when progress was last made.
+func (rt *Runtime) sync(d *appsv1.Deployment) (views []replicaView, hash string, progressSince time.Time, err error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.closed {
+		return nil, "", time.Time{}, errShutdown
+	}
+	key := client.ObjectKeyFromObject(d)
+	st := rt.deployments[key]
+	if st == nil {
+		st = &deploymentState{}
+		rt.deployments[key] = st
+	}
+	if st.uid != d.UID { // a new object under an old name: nothing carries over
+		st.uid, st.hash, st.gone = d.UID, "", false
+		for _, r := range st.replicas {
+			r.stop()
+		}
+	}
+	if hash = templateHash(&d.Spec.Template); hash != st.hash {
+		st.hash, st.pins = hash, &imagePins{}
+	}
+	now := time.Now()
+	plan := planScale(st.views(now), hash, desiredReplicas(d))
+	for _, id := range plan.stop {
+		for _, r := range st.replicas {
+			if r.id == id {
+				r.stop()
+			}
+		}
+	}
+	for range plan.start {
+		r, err := rt.newReplica(key, st, d)
+		if err != nil {
+			return nil, "", time.Time{}, err
+		}
+		st.replicas = append(st.replicas, r)
+		rt.running.Add(1)
+		r.log.Info("Starting replica", "ports", r.ports.byNumber)
+		r.start()
+	}
+	views = st.views(now)
+	return views, hash, st.progress.observe(d.Generation, readyUpdated(views, hash), now), nil
+}
+
+// forget stops every replica of a Deployment that is gone or no longer
+// managed, and returns them as they stop.
+func (rt *Runtime) forget(key types.NamespacedName) []replicaView {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	st := rt.deployments[key]
+	if st == nil {
+		return nil
+	}
+	st.gone = true
+	for _, r := range st.replicas {
+		r.stop()
+	}
+	return st.views(time.Now())
+}
+
+// newReplica makes (but does not start) a replica of d's template. Called
+// with rt.mu held.
+func (rt *Runtime) newReplica(key types.NamespacedName, st *deploymentState, d *appsv1.Deployment) (*replica, error) {
+	tmpl := d.Spec.Template.DeepCopy()
+	ports, err := allocatePorts(&tmpl.Spec, freeLoopbackPort)
+	if err != nil {
+		return nil, err
+	}
+	id := rt.uniqueID(key.Namespace)
+	hostname, err := os.Hostname()
+	if err != nil {
+		hostname = "localhost"
+	}
+	sa := tmpl.Spec.ServiceAccountName
+	if sa == "" {
+		sa = "default"
+	}
+	r := &replica{
+		rt: rt, key: key, id: id, hash: st.hash, spec: &tmpl.Spec, ports: ports, pins: st.pins,
+		created: time.Now(), done: make(chan struct{}),
+		pod: podIdentity{
+			Name: key.Name + "-" + st.hash + "-" + id, Namespace: key.Namespace, UID: types.UID(rand.String(16)),
+			Labels: tmpl.Labels, Annotations: tmpl.Annotations, ServiceAccountName: sa, NodeName: hostname,
+		},
+		containers: make([]containerState, len(tmpl.Spec.Containers)),
+	}
+	for i, c := range tmpl.Spec.Containers {
+		r.containers[i].name = c.Name
+	}
+	r.log = rt.log.WithValues("deployment", klog.KRef(key.Namespace, key.Name), "replica", id)
+	return r, nil
+}
+
+// uniqueID is a pod-name suffix not used by any replica in the namespace,
+// so that `<service>-<id>` EndpointSlice names never collide. Called with
+// rt.mu held.
+func (rt *Runtime) uniqueID(namespace string) string {
+	for {
+		id := rand.String(5)
+		taken := false
+		for key, st := range rt.deployments {
+			for _, r := range st.replicas {
+				taken = taken || (key.Namespace == namespace && r.id == id)
+			}
+		}
+		if !taken {
+			return id
+		}
+	}
+}
+
+// replicaGone drops a replica whose processes have all exited.
+func (rt *Runtime) replicaGone(r *replica) {
+	rt.mu.Lock()
+	if st := rt.deployments[r.key]; st != nil {
+		st.replicas = slices.DeleteFunc(st.replicas, func(x *replica) bool { return x == r })
+		if st.gone && len(st.replicas) == 0 {
+			delete(rt.deployments, r.key)
+		}
+	}
+	rt.mu.Unlock()
+	r.log.Info("Replica stopped")
+	rt.running.Done()
+	rt.replicaChanged(r.key)
+}
+
+// replicasIn is every replica in a namespace, for EndpointSlices.
+func (rt *Runtime) replicasIn(namespace string) []replicaView {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	var views []replicaView
+	now := time.Now()
+	for key, st := range rt.deployments {
+		if key.Namespace == namespace {
+			views = append(views, st.views(now)...)
+		}
+	}
+	return views
+}
+
+func (st *deploymentState) views(now time.Time) []replicaView {
+	views := make([]replicaView, 0, len(st.replicas))
+	for _, r := range st.replicas {
+		views = append(views, r.view(now))
+	}
+	return views
+}
