@@ -21,6 +21,7 @@ import (
 	"github.com/knitops/knit/controllers/serverlessservice"
 	"github.com/knitops/knit/controllers/service"
 	"github.com/knitops/knit/dataplane/ingress"
+	"github.com/knitops/knit/local/runtime"
 )
 
 // localDomain makes every Route reachable without DNS setup:
@@ -33,11 +34,24 @@ var activatorService = serverlessservice.Activator{Namespace: config.SystemNames
 // queueImage tells the local runtime to run this binary's queue-proxy.
 const queueImage = "knit://queue"
 
+// queueEnv adapts the queue-proxy to replicas that share loopback: bind
+// only 127.0.0.1, and drain in a second rather than Kubernetes' 15 s, since
+// no kube-proxy needs time to forget the endpoint.
+var queueEnv = []corev1.EnvVar{
+	{Name: "QUEUE_LISTEN_HOST", Value: "127.0.0.1"},
+	{Name: "QUEUE_DRAIN_QUIET_PERIOD_SECONDS", Value: "1"},
+}
+
 // setupControllers registers every reconciler knit dev runs, in the order
-// a Service flows through them.
-func setupControllers(mgr ctrl.Manager, store *config.Store, router *ingress.Router, ingressAddr string) error {
+// a Service flows through them, and the local runtime that runs the
+// Deployments they create.
+func setupControllers(mgr ctrl.Manager, opts Options, store *config.Store, router *ingress.Router, ingressAddr string) error {
 	_, portStr, _ := net.SplitHostPort(ingressAddr)
 	port, _ := strconv.Atoi(portStr)
+	rt, err := runtime.New(runtime.Options{StateDir: opts.StateDir})
+	if err != nil {
+		return fmt.Errorf("local runtime: %w", err)
+	}
 	steps := []struct {
 		name  string
 		setup func() error
@@ -45,12 +59,13 @@ func setupControllers(mgr ctrl.Manager, store *config.Store, router *ingress.Rou
 		{"config", func() error { return store.SetupWithManager(mgr) }},
 		{"service", func() error { return service.SetupWithManager(mgr) }},
 		{"configuration", func() error { return configuration.SetupWithManager(mgr) }},
-		{"revision", func() error { return revision.SetupWithManager(mgr, store, queueImage) }},
+		{"revision", func() error { return revision.SetupWithManager(mgr, store, queueImage, queueEnv...) }},
 		{"podautoscaler", func() error { return podautoscaler.SetupWithManager(mgr, podautoscaler.StaticRecommender{}, nil) }},
 		{"serverlessservice", func() error { return serverlessservice.SetupWithManager(mgr, activatorService) }},
 		{"route", func() error { return route.SetupWithManager(mgr, store, port) }},
 		{"revision-gc", func() error { return gc.SetupWithManager(mgr, store) }},
 		{"ingress", func() error { return ingress.SetupWithManager(mgr, router) }},
+		{"local runtime", func() error { return rt.SetupWithManager(mgr) }},
 	}
 	for _, s := range steps {
 		if err := s.setup(); err != nil {

@@ -95,7 +95,7 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, router *ingress
 	if err := webhooks.Setup(mgr, webhooks.DefaultConfig()); err != nil {
 		return fmt.Errorf("admission webhooks: %w", err)
 	}
-	if err := setupControllers(mgr, store, router, listeners[0].ln.Addr().String()); err != nil {
+	if err := setupControllers(mgr, opts, store, router, listeners[0].ln.Addr().String()); err != nil {
 		return err
 	}
 
