@@ -86,9 +86,11 @@ func TestServingJourney(t *testing.T) {
 			name, image string
 			command     []string
 			reason      string
+			message     string // a part of the message that tells the user what is wrong
 		}{
-			{"crashes", "docker.io/library/busybox", []string{"/bin/sh", "-c", "echo boom >&2; exit 3"}, "CrashLoopBackOff"},
-			{"unbuildable", "ko://github.com/knitops/knit/examples/does-not-exist", nil, "BuildFailed"},
+			{"crashes", "docker.io/library/busybox", []string{"/bin/sh", "-c", "echo boom >&2; exit 3"}, "CrashLoopBackOff", "boom"},
+			{"never-ready", "docker.io/library/busybox", []string{"/bin/sh", "-c", "exec sleep 600"}, "ReadinessProbeFailed", "connection refused"},
+			{"unbuildable", "ko://github.com/knitops/knit/examples/does-not-exist", nil, "BuildFailed", "does-not-exist"},
 		}
 		for _, tc := range cases {
 			svc := &servingv1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: tc.name}}
@@ -105,7 +107,7 @@ func TestServingJourney(t *testing.T) {
 				if ready == nil {
 					return false, "no Ready condition"
 				}
-				return ready.IsFalse() && ready.Reason == tc.reason && ready.Message != "", fmt.Sprintf("Ready=%s %s: %s", ready.Status, ready.Reason, ready.Message)
+				return ready.IsFalse() && ready.Reason == tc.reason && strings.Contains(ready.Message, tc.message), fmt.Sprintf("Ready=%s %s: %s", ready.Status, ready.Reason, ready.Message)
 			})
 		}
 		code, body, _ := get(d.httpAddr, host)

@@ -31,12 +31,13 @@ var probeUserAgents = []string{"kube-probe/", "Knative-Activator-Probe", "Knativ
 type healthHandler struct {
 	next  http.Handler
 	ready func() bool
+	why   func() string // why the app is not ready; may be nil
 	drain *drainer
 }
 
 func (h *healthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if isProbe(r) {
-		writeHealth(w, h.ready(), h.drain.Draining(), queueProbeValue)
+		writeHealth(w, h.ready(), h.drain.Draining(), queueProbeValue, h.why)
 		return
 	}
 	h.drain.touch()
@@ -60,8 +61,10 @@ func isProbe(r *http.Request) bool {
 	return false
 }
 
-// writeHealth answers a probe: 200 with okBody when ready and not draining.
-func writeHealth(w http.ResponseWriter, ready, draining bool, okBody string) {
+// writeHealth answers a probe: 200 with okBody when ready and not
+// draining, else 503 saying why, so that whoever probes (kubelet, local
+// runtime, activator) can tell a user what is wrong.
+func writeHealth(w http.ResponseWriter, ready, draining bool, okBody string, why func() string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	switch {
@@ -70,7 +73,13 @@ func writeHealth(w http.ResponseWriter, ready, draining bool, okBody string) {
 		io.WriteString(w, "queue-proxy: shutting down\n")
 	case !ready:
 		w.WriteHeader(http.StatusServiceUnavailable)
-		io.WriteString(w, "queue-proxy: user container not ready\n")
+		msg := "queue-proxy: user container not ready"
+		if why != nil {
+			if reason := why(); reason != "" {
+				msg += ": " + reason
+			}
+		}
+		io.WriteString(w, msg+"\n")
 	default:
 		io.WriteString(w, okBody)
 	}

@@ -26,7 +26,7 @@ func TestHealthHandler(t *testing.T) {
 		wantCode        int
 		wantBody        string
 	}{
-		{"queue probe, app not ready", false, false, probe, 503, "queue-proxy: user container not ready\n"},
+		{"queue probe, app not ready, says why", false, false, probe, 503, "queue-proxy: user container not ready: dial tcp: connection refused\n"},
 		{"queue probe, app ready", true, false, probe, 200, "queue"},
 		{"kubelet probe, app ready", true, false, kubelet, 200, "queue"},
 		{"activator probe, app ready", true, false, activator, 200, "queue"},
@@ -41,7 +41,7 @@ func TestHealthHandler(t *testing.T) {
 			if tt.draining {
 				d.start()
 			}
-			h := &healthHandler{next: app, ready: func() bool { return tt.ready }, drain: d}
+			h := &healthHandler{next: app, ready: func() bool { return tt.ready }, why: func() string { return "dial tcp: connection refused" }, drain: d}
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, tt.req(httptest.NewRequest(http.MethodGet, "/", nil)))
 			if rec.Code != tt.wantCode || rec.Body.String() != tt.wantBody {

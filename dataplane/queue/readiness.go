@@ -48,9 +48,10 @@ func (r *readiness) observe(ok bool) (changed bool) {
 // prober runs the user container's probes in the background and
 // publishes the verdict through Ready, read on every probe request.
 type prober struct {
-	probes []userProbe
-	ready  atomic.Bool
-	log    *slog.Logger
+	probes  []userProbe
+	ready   atomic.Bool
+	lastErr atomic.Pointer[string] // the latest failed check, for probe answers
+	log     *slog.Logger
 }
 
 func newProber(probes []userProbe, log *slog.Logger) *prober {
@@ -59,6 +60,15 @@ func newProber(probes []userProbe, log *slog.Logger) *prober {
 
 // Ready reports whether every probe last passed its threshold.
 func (p *prober) Ready() bool { return p.ready.Load() }
+
+// NotReadyReason is the latest failed check ("dial tcp …: connection
+// refused"), empty before any check failed.
+func (p *prober) NotReadyReason() string {
+	if e := p.lastErr.Load(); e != nil {
+		return *e
+	}
+	return ""
+}
 
 // run probes until ctx ends: every startupProbeInterval until the app is
 // first ready, then at each probe's period.
@@ -86,6 +96,8 @@ func (p *prober) run(ctx context.Context) {
 			err := up.check(ctx)
 			if err != nil {
 				lastErr = err
+				msg := err.Error()
+				p.lastErr.Store(&msg)
 			}
 			states[i].observe(err == nil)
 			all = all && states[i].ready

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os/exec"
@@ -173,12 +174,21 @@ func (p *prober) checkHTTP(ctx context.Context, get *corev1.HTTPGetAction) error
 	if err != nil {
 		return err
 	}
-	resp.Body.Close()
+	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode >= 400 {
+		// The body often says why (the queue-proxy's does); keep its start.
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxProbeBody))
+		if msg := strings.TrimSpace(string(body)); msg != "" {
+			return fmt.Errorf("HTTP probe failed with statuscode: %d: %s", resp.StatusCode, msg)
+		}
 		return fmt.Errorf("HTTP probe failed with statuscode: %d", resp.StatusCode)
 	}
 	return nil
 }
+
+// maxProbeBody bounds how much of a failed HTTP probe's answer is kept
+// for the condition message.
+const maxProbeBody = 256
 
 func (p *prober) checkExec(ctx context.Context, argv []string) error {
 	if len(argv) == 0 {

@@ -178,19 +178,27 @@ func queueEnv(rev *servingv1.Revision) []corev1.EnvVar {
 	return env
 }
 
-// servingProbe hands the app's readiness probe to the queue-proxy as JSON,
-// with port 0 (Knative's "the serving port") made explicit.
+// servingProbe hands the app's readiness probe to the queue-proxy as JSON.
+// A probe of the serving port is written with port 0, which the
+// queue-proxy reads as USER_PORT: the same port on Kubernetes, and the
+// one that follows the app when a local runtime remaps its ports.
 func servingProbe(rev *servingv1.Revision) string {
 	p := rev.Spec.Containers[ServingContainer(rev)].ReadinessProbe.DeepCopy()
 	if p == nil {
 		return ""
 	}
-	port := intstr.FromInt32(UserPort(rev))
+	user := UserPort(rev)
+	servingPort := func(port intstr.IntOrString) intstr.IntOrString {
+		if port.Type == intstr.Int && port.IntVal == user {
+			return intstr.IntOrString{}
+		}
+		return port
+	}
 	switch {
-	case p.TCPSocket != nil && p.TCPSocket.Port.IntVal == 0 && p.TCPSocket.Port.StrVal == "":
-		p.TCPSocket.Port = port
-	case p.HTTPGet != nil && p.HTTPGet.Port.IntVal == 0 && p.HTTPGet.Port.StrVal == "":
-		p.HTTPGet.Port = port
+	case p.TCPSocket != nil:
+		p.TCPSocket.Port = servingPort(p.TCPSocket.Port)
+	case p.HTTPGet != nil:
+		p.HTTPGet.Port = servingPort(p.HTTPGet.Port)
 	}
 	b, err := json.Marshal(p)
 	if err != nil {

@@ -1,0 +1,147 @@
+package resources
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+func testRevision(mutate ...func(*servingv1.Revision)) *servingv1.Revision {
+	rev := &servingv1.Revision{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello-00001", UID: "uid-1", Labels: map[string]string{
+			servingv1.ConfigurationLabelKey: "hello", servingv1.ServiceLabelKey: "hello",
+		}},
+	}
+	rev.Spec.Containers = []corev1.Container{{Image: "ko://example.com/hello"}}
+	for _, m := range mutate {
+		m(rev)
+	}
+	return rev
+}
+
+func envMap(env []corev1.EnvVar) map[string]string {
+	m := map[string]string{}
+	for _, e := range env {
+		m[e.Name] = e.Value
+	}
+	return m
+}
+
+func TestMakeDeploymentEnvContract(t *testing.T) {
+	rev := testRevision(func(r *servingv1.Revision) {
+		r.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "h2c", ContainerPort: 9000}}
+		r.Spec.ContainerConcurrency = ptr.To[int64](5)
+		r.Spec.TimeoutSeconds = ptr.To[int64](60)
+	})
+	d := MakeDeployment(rev, DeploymentConfig{QueueImage: "knit://queue", InitialReplicas: 2, ProgressDeadlineSeconds: 120,
+		QueueEnv: []corev1.EnvVar{{Name: "QUEUE_LISTEN_HOST", Value: "127.0.0.1"}}})
+
+	if got := *d.Spec.Replicas; got != 2 {
+		t.Errorf("replicas = %d, want the initial 2", got)
+	}
+	containers := d.Spec.Template.Spec.Containers
+	if len(containers) != 2 || containers[1].Name != QueueContainerName {
+		t.Fatalf("containers = %v, want the app then the queue-proxy", containers)
+	}
+	user := envMap(containers[0].Env)
+	wantUser := map[string]string{"PORT": "9000", "K_REVISION": "hello-00001", "K_CONFIGURATION": "hello", "K_SERVICE": "hello"}
+	if diff := cmp.Diff(wantUser, user); diff != "" {
+		t.Errorf("app env (-want +got):\n%s", diff)
+	}
+	queue := envMap(containers[1].Env)
+	for k, want := range map[string]string{
+		"USER_PORT": "9000", "USER_PORT_NAME": "h2c", "CONTAINER_CONCURRENCY": "5", "REVISION_TIMEOUT_SECONDS": "60",
+		"QUEUE_SERVING_PORT": "8012", "SERVING_REVISION": "hello-00001", "QUEUE_LISTEN_HOST": "127.0.0.1",
+	} {
+		if queue[k] != want {
+			t.Errorf("queue env %s = %q, want %q", k, queue[k], want)
+		}
+	}
+	if got := *d.Spec.Template.Spec.TerminationGracePeriodSeconds; got != 60 {
+		t.Errorf("grace period = %d, want the revision timeout 60", got)
+	}
+	if d.OwnerReferences[0].UID != "uid-1" || !*d.OwnerReferences[0].Controller {
+		t.Errorf("owner = %+v, want the revision as controller", d.OwnerReferences)
+	}
+}
+
+func TestServingProbe(t *testing.T) {
+	tests := []struct {
+		name  string
+		port  int32
+		probe *corev1.Probe
+		want  string
+	}{{
+		name: "no probe",
+		want: "",
+	}, {
+		name:  "tcp on the serving port becomes port 0, the queue's USER_PORT",
+		port:  8080,
+		probe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8080)}}},
+		want:  `{"tcpSocket":{"port":0}}`,
+	}, {
+		name:  "http on the serving port keeps path and period",
+		port:  9000,
+		probe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(9000)}}, PeriodSeconds: 2},
+		want:  `{"httpGet":{"path":"/healthz","port":0},"periodSeconds":2}`,
+	}, {
+		name:  "another port stays as written",
+		port:  8080,
+		probe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8081)}}},
+		want:  `{"httpGet":{"path":"/ready","port":8081}}`,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rev := testRevision(func(r *servingv1.Revision) {
+				r.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: tt.port}}
+				r.Spec.Containers[0].ReadinessProbe = tt.probe
+			})
+			if got := servingProbe(rev); got != tt.want {
+				t.Errorf("servingProbe = %s, want %s", got, tt.want)
+			}
+			d := MakeDeployment(rev, DeploymentConfig{})
+			if d.Spec.Template.Spec.Containers[0].ReadinessProbe != nil {
+				t.Error("the app keeps its readiness probe; the queue-proxy should probe it instead")
+			}
+		})
+	}
+}
+
+func TestMakePodAutoscaler(t *testing.T) {
+	tests := []struct {
+		name         string
+		routing      string
+		portName     string
+		reachability autoscalingv1alpha1.ReachabilityType
+		protocol     autoscalingv1alpha1.ProtocolType
+	}{
+		{"routed", "active", "", autoscalingv1alpha1.ReachabilityReachable, autoscalingv1alpha1.ProtocolHTTP1},
+		{"unrouted", "reserve", "", autoscalingv1alpha1.ReachabilityUnreachable, autoscalingv1alpha1.ProtocolHTTP1},
+		{"not yet known, h2c", "", "h2c", autoscalingv1alpha1.ReachabilityUnknown, autoscalingv1alpha1.ProtocolH2C},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rev := testRevision(func(r *servingv1.Revision) {
+				if tt.routing != "" {
+					r.Labels[RoutingStateLabelKey] = tt.routing
+				}
+				r.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: tt.portName, ContainerPort: 8080}}
+				r.Annotations = map[string]string{"autoscaling.knative.dev/min-scale": "1"}
+			})
+			pa := MakePodAutoscaler(rev)
+			if pa.Spec.Reachability != tt.reachability || pa.Spec.ProtocolType != tt.protocol {
+				t.Errorf("reachability, protocol = %s, %s; want %s, %s", pa.Spec.Reachability, pa.Spec.ProtocolType, tt.reachability, tt.protocol)
+			}
+			if pa.Annotations["autoscaling.knative.dev/min-scale"] != "1" || pa.Spec.ScaleTargetRef.Name != "hello-00001-deployment" {
+				t.Errorf("pa = %+v, want the revision's annotations and its Deployment as target", pa)
+			}
+		})
+	}
+}
