@@ -1,0 +1,195 @@
+package source
+
+import (
+	"context"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+)
+
+// gitRepo makes a repository with the git CLI and returns a function that
+// runs git in it.
+func gitRepo(t *testing.T) (string, func(args ...string) string) {
+	t.Helper()
+	dir := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir, "GIT_AUTHOR_NAME=Ada", "GIT_AUTHOR_EMAIL=ada@example.com",
+			"GIT_COMMITTER_NAME=Ada", "GIT_COMMITTER_EMAIL=ada@example.com")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	run("init", "-q", "-b", "main")
+	return dir, run
+}
+
+func writeFile(t *testing.T, dir, name, content string) {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFetchCommitCheckout(t *testing.T) {
+	dir, git := gitRepo(t)
+	writeFile(t, dir, "cmd/hello/main.go", "package main\n")
+	writeFile(t, dir, "service.yaml", "kind: Service\n")
+	git("add", ".")
+	git("commit", "-qm", "first")
+	first := git("rev-parse", "HEAD")
+
+	c := &Cache{Dir: t.TempDir()}
+	ctx := context.Background()
+	got, err := c.Fetch(ctx, "default/hello", dir, []string{"main", "feature"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Heads["main"] != first || len(got.Missing) != 1 || got.Missing[0] != "feature" {
+		t.Fatalf("fetch = %+v, want main at %s and feature missing", got, first)
+	}
+	commit, err := c.Commit("default/hello", first)
+	if err != nil || commit.Message != "first\n" || commit.Author.Name != "Ada" {
+		t.Fatalf("commit = %v, %v", commit, err)
+	}
+
+	git("checkout", "-qb", "feature")
+	writeFile(t, dir, "service.yaml", "kind: Service # feature\n")
+	git("commit", "-qam", "second")
+	second := git("rev-parse", "HEAD")
+	got, err = c.Fetch(ctx, "default/hello", dir, []string{"main", "feature"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Heads["main"] != first || got.Heads["feature"] != second || len(got.Missing) != 0 {
+		t.Fatalf("second fetch = %+v", got)
+	}
+
+	root := t.TempDir()
+	out, err := c.Checkout("default/hello", second, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != filepath.Join(root, second) {
+		t.Errorf("checkout dir = %s, want keyed by the SHA", out)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "service.yaml"))
+	if err != nil || string(b) != "kind: Service # feature\n" {
+		t.Errorf("checked out service.yaml = %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "cmd/hello/main.go")); err != nil {
+		t.Errorf("nested file missing: %v", err)
+	}
+	again, err := c.Checkout("default/hello", second, root)
+	if err != nil || again != out {
+		t.Errorf("second checkout = %s, %v; want the same directory reused", again, err)
+	}
+	entries, _ := os.ReadDir(root)
+	if len(entries) != 1 {
+		t.Errorf("checkout root holds %d entries, want only the SHA directory", len(entries))
+	}
+}
+
+func TestFetchEmptyRemote(t *testing.T) {
+	dir, _ := gitRepo(t)
+	c := &Cache{Dir: t.TempDir()}
+	got, err := c.Fetch(context.Background(), "default/empty", dir, []string{"main"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Heads) != 0 || len(got.Missing) != 1 {
+		t.Errorf("fetch of an empty repository = %+v, want main missing", got)
+	}
+}
+
+// TestFetchOverHTTPWithAuth serves a repository through git's own
+// http-backend behind basic auth, as a forge would.
+func TestFetchOverHTTPWithAuth(t *testing.T) {
+	dir, git := gitRepo(t)
+	writeFile(t, dir, "a.txt", "a\n")
+	git("add", ".")
+	git("commit", "-qm", "a")
+	head := git("rev-parse", "HEAD")
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend := &cgi.Handler{Path: gitPath, Args: []string{"http-backend"}, Env: []string{
+		"GIT_PROJECT_ROOT=" + filepath.Dir(dir), "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "HOME=" + dir,
+	}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "git" || p != "s3cret" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		backend.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	url := srv.URL + "/" + filepath.Base(dir) + "/.git"
+
+	c := &Cache{Dir: t.TempDir()}
+	if _, err := c.Fetch(context.Background(), "default/private", url, []string{"main"}, nil); err == nil {
+		t.Fatal("fetch without credentials succeeded")
+	}
+	auth := AuthFromSecret(map[string][]byte{SecretPassword: []byte("s3cret")})
+	got, err := c.Fetch(context.Background(), "default/private", url, []string{"main"}, auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Heads["main"] != head {
+		t.Errorf("head = %s, want %s", got.Heads["main"], head)
+	}
+}
+
+func TestAuthFromSecret(t *testing.T) {
+	tests := []struct {
+		name string
+		data map[string][]byte
+		want any
+	}{
+		{"none", nil, nil},
+		{"token", map[string][]byte{SecretBearerToken: []byte("t")}, &githttp.TokenAuth{Token: "t"}},
+		{"basic", map[string][]byte{SecretUsername: []byte("u"), SecretPassword: []byte("p")}, &githttp.BasicAuth{Username: "u", Password: "p"}},
+		{"forge token as password", map[string][]byte{SecretPassword: []byte("p")}, &githttp.BasicAuth{Username: "git", Password: "p"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := AuthFromSecret(tt.data)
+			if tt.want == nil {
+				if got != nil {
+					t.Errorf("auth = %v, want none", got)
+				}
+				return
+			}
+			if got == nil || got.String() != tt.want.(interface{ String() string }).String() {
+				t.Errorf("auth = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSafePath(t *testing.T) {
+	for name, want := range map[string]bool{
+		"a/b.go": true, "main.go": true, "../x": false, "a/../../x": false, "/etc/passwd": false, ".git/config": false, "": false,
+	} {
+		if got := safePath(name); got != want {
+			t.Errorf("safePath(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
