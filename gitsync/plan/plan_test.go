@@ -127,7 +127,7 @@ func TestServiceStampsRevisionPerCommit(t *testing.T) {
 func TestObjectsRefuses(t *testing.T) {
 	tests := []struct {
 		name, doc, want string
-		namespaced bool
+		namespaced      bool
 	}{
 		{"another namespace", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: prod}\n", `namespace "prod" is not the GitRepository's "default"`, true},
 		{"cluster-scoped", "apiVersion: v1\nkind: Namespace\nmetadata: {name: prod}\n", "cluster-scoped objects are not deployed from Git", false},

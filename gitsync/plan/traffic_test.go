@@ -19,7 +19,9 @@ func TestWithCanaries(t *testing.T) {
 	canary := func(n string, p int64) servingv1.TrafficTarget {
 		return servingv1.TrafficTarget{Tag: "pr-" + n, RevisionName: "hello-pr" + n + "-abc", LatestRevision: ptr.To(false), Percent: ptr.To(p)}
 	}
-	c := func(n string, p int64) Canary { return Canary{Tag: "pr-" + n, RevisionName: "hello-pr" + n + "-abc", Percent: p} }
+	c := func(n string, p int64) Canary {
+		return Canary{Tag: "pr-" + n, RevisionName: "hello-pr" + n + "-abc", Percent: p}
+	}
 	tests := []struct {
 		name     string
 		traffic  []servingv1.TrafficTarget
