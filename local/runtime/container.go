@@ -129,11 +129,15 @@ func (r *replica) resolve(ctx context.Context, c *corev1.Container, l *launch) *
 	if err != nil {
 		return &failure{Reason: ReasonCreateContainerConfigError, Message: fmt.Sprintf("container %s: %v", c.Name, err)}
 	}
-	argv, f := r.rt.command(ctx, r.pins, c, env)
+	moduleDir, f := r.rt.moduleDir(ctx, r.pod)
 	if f != nil {
 		return f
 	}
-	dir, f := r.rt.workingDir(c)
+	argv, f := r.rt.command(ctx, r.pins, moduleDir, c, env)
+	if f != nil {
+		return f
+	}
+	dir, f := r.rt.workingDir(moduleDir, c)
 	if f != nil {
 		return f
 	}

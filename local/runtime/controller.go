@@ -35,7 +35,6 @@ const shutdownSlack = 5 * time.Second
 // every replica when the manager stops.
 func (rt *Runtime) SetupWithManager(mgr ctrl.Manager) error {
 	rt.log = mgr.GetLogger().WithName("local-runtime")
-	rt.builder.log = rt.log.WithName("build")
 	rt.client, rt.reader = mgr.GetClient(), mgr.GetAPIReader()
 	// Every slice write would log the API's "FQDN endpoints are deprecated"
 	// warning; the runtime uses FQDN knowingly (see EndpointAddressType).

@@ -54,14 +54,14 @@ func (p *imagePins) resolve(ctx context.Context, image string, build func(contex
 // entrypoint (and drops the image's args); its args replace the image's
 // args. $(VAR) references are expanded from the container's environment.
 // A container with a command runs it as given, whatever its image.
-func (rt *Runtime) command(ctx context.Context, pins *imagePins, c *corev1.Container, env *envList) ([]string, *failure) {
+func (rt *Runtime) command(ctx context.Context, pins *imagePins, moduleDir string, c *corev1.Container, env *envList) ([]string, *failure) {
 	var argv []string
 	switch image := c.Image; {
 	case len(c.Command) > 0:
 		argv = append(argv, c.Command...)
 		argv = append(argv, c.Args...)
 	case strings.HasPrefix(image, koScheme):
-		bin, err := pins.resolve(ctx, image, rt.builder.Build)
+		bin, err := pins.resolve(ctx, image, rt.builderFor(moduleDir).Build)
 		if err != nil {
 			return nil, buildFailure(image, err)
 		}
@@ -81,6 +81,22 @@ func (rt *Runtime) command(ctx context.Context, pins *imagePins, c *corev1.Conta
 	return argv, nil
 }
 
+// moduleDir is where a pod's ko:// images build: Options.SourceDir's
+// answer, else ModuleDir.
+func (rt *Runtime) moduleDir(ctx context.Context, pod podIdentity) (string, *failure) {
+	if rt.opts.SourceDir == nil {
+		return rt.opts.ModuleDir, nil
+	}
+	dir, err := rt.opts.SourceDir(ctx, pod.Namespace, pod.Labels, pod.Annotations)
+	if err != nil {
+		return "", &failure{Reason: ReasonBuildFailed, Message: fmt.Sprintf("source of %s: %v", pod.Name, err)}
+	}
+	if dir == "" {
+		return rt.opts.ModuleDir, nil
+	}
+	return dir, nil
+}
+
 func buildFailure(image string, err error) *failure {
 	var be *buildError
 	if errors.As(err, &be) {
@@ -91,9 +107,9 @@ func buildFailure(image string, err error) *failure {
 
 // workingDir is the container's workingDir, else the module dir (an image
 // would have its WORKDIR; locally the project is the natural place).
-func (rt *Runtime) workingDir(c *corev1.Container) (string, *failure) {
+func (rt *Runtime) workingDir(moduleDir string, c *corev1.Container) (string, *failure) {
 	if c.WorkingDir == "" {
-		return rt.opts.ModuleDir, nil
+		return moduleDir, nil
 	}
 	if fi, err := os.Stat(c.WorkingDir); err != nil || !fi.IsDir() {
 		return "", &failure{Reason: ReasonRunContainerError, Message: fmt.Sprintf(

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -34,6 +35,12 @@ type Options struct {
 	MaxGracePeriod time.Duration
 	// Backoff is the restart schedule of crashing containers.
 	Backoff Backoff
+	// SourceDir, when set, names the module dir a pod's ko:// images are
+	// built in (and its containers run in) from the pod template's labels
+	// and annotations; "" means ModuleDir. knit dev answers with the
+	// checkout of the commit a Revision was deployed from, so
+	// ko://./cmd/hello builds exactly what was pushed.
+	SourceDir func(ctx context.Context, namespace string, labels, annotations map[string]string) (string, error)
 	// HostEnv names the variables replicas inherit from knit dev's
 	// environment. Default DefaultHostEnv; set an empty non-nil slice for none.
 	HostEnv []string

@@ -24,11 +24,12 @@ var errShutdown = errors.New("local runtime is shut down")
 // and publishes their EndpointSlices. Create it with New, register it with
 // SetupWithManager, stop it with Shutdown.
 type Runtime struct {
-	opts    Options
-	builder *builder
-	log     logr.Logger
-	client  client.Client // the manager's: cached reads, direct writes
-	reader  client.Reader // uncached, for the ConfigMaps and Secrets of env
+	opts       Options
+	buildersMu sync.Mutex
+	builders   map[string]*builder // by module dir
+	log        logr.Logger
+	client     client.Client // the manager's: cached reads, direct writes
+	reader     client.Reader // uncached, for the ConfigMaps and Secrets of env
 	// sliceWriter writes EndpointSlices without logging API warnings.
 	sliceWriter client.Client
 	queues      queues
@@ -73,8 +74,34 @@ func New(opts Options) (*Runtime, error) {
 		opts: opts, log: logr.Discard(), ctx: ctx, cancel: cancel, killed: make(chan struct{}),
 		deployments: map[types.NamespacedName]*deploymentState{},
 	}
-	rt.builder = &builder{goCmd: opts.Go, dir: opts.ModuleDir, cache: opts.buildsDir(), log: rt.log, ctx: ctx}
 	return rt, nil
+}
+
+// buildsRun counts the builds that ran (cache misses) in every module dir.
+func (rt *Runtime) buildsRun() int64 {
+	rt.buildersMu.Lock()
+	defer rt.buildersMu.Unlock()
+	var n int64
+	for _, b := range rt.builders {
+		n += b.builds.Load()
+	}
+	return n
+}
+
+// builderFor is the builder of one module dir; builders share the cache,
+// where a binary's key already covers its sources.
+func (rt *Runtime) builderFor(dir string) *builder {
+	rt.buildersMu.Lock()
+	defer rt.buildersMu.Unlock()
+	if b, ok := rt.builders[dir]; ok {
+		return b
+	}
+	if rt.builders == nil {
+		rt.builders = map[string]*builder{}
+	}
+	b := &builder{goCmd: rt.opts.Go, dir: dir, cache: rt.opts.buildsDir(), log: rt.log.WithName("build"), ctx: rt.ctx}
+	rt.builders[dir] = b
+	return b
 }
 
 // Shutdown stops every replica — SIGTERM, the grace period, SIGKILL — and

@@ -104,7 +104,7 @@ func setUpSuite() error {
 	if err != nil {
 		return err
 	}
-	rt, err := New(Options{StateDir: state, Executable: httpServer, MaxGracePeriod: 5 * time.Second})
+	rt, err := New(Options{StateDir: state, Executable: httpServer, MaxGracePeriod: 5 * time.Second, SourceDir: annotatedSourceDir})
 	if err != nil {
 		return err
 	}
@@ -231,4 +231,12 @@ func replicaPIDs(key types.NamespacedName) []int {
 		}
 	}
 	return pids
+}
+
+// sourceDirAnnotation stands in for knit dev's Git checkouts: a pod
+// template carrying it builds its ko:// images in that directory.
+const sourceDirAnnotation = "test.knit.dev/source-dir"
+
+func annotatedSourceDir(_ context.Context, _ string, _, annotations map[string]string) (string, error) {
+	return annotations[sourceDirAnnotation], nil
 }
