@@ -38,8 +38,8 @@ tools: $(BIN)/kube-apiserver-$(K8S_VERSION).stamp $(BIN)/etcd-$(ETCD_VERSION).st
 
 $(BIN)/kube-apiserver-$(K8S_VERSION).stamp: hack/kube-apiserver/go.mod hack/kube-apiserver/go.sum
 	@mkdir -p $(BIN)
-	@echo "building kube-apiserver and kubectl v$(K8S_VERSION) from the Go module proxy (cold: ~10 min on 2 cores)"
-	cd hack/kube-apiserver && go build -ldflags "$(K8S_LDFLAGS)" -o $(BIN)/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl
+	@echo "building kube-apiserver, kube-controller-manager and kubectl v$(K8S_VERSION) from the Go module proxy (cold: ~10 min on 2 cores)"
+	cd hack/kube-apiserver && go build -ldflags "$(K8S_LDFLAGS)" -o $(BIN)/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl
 	@rm -f $(BIN)/kube-apiserver-*.stamp && touch $@
 
 $(BIN)/etcd-$(ETCD_VERSION).stamp: hack/etcd/go.mod hack/etcd/go.sum
@@ -49,7 +49,7 @@ $(BIN)/etcd-$(ETCD_VERSION).stamp: hack/etcd/go.mod hack/etcd/go.sum
 	@rm -f $(BIN)/etcd-*.stamp && touch $@
 
 clean-tools:
-	rm -f $(BIN)/kube-apiserver $(BIN)/kubectl $(BIN)/etcd $(BIN)/*.stamp
+	rm -f $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kubectl $(BIN)/etcd $(BIN)/*.stamp
 
 # ---- checks ----
 vet:

@@ -22,6 +22,7 @@ type ControlPlane struct {
 	kubeconfig string
 	etcd       *process
 	apiserver  *process
+	controller *process // kube-controller-manager: garbage collection, namespace deletion
 
 	stopOnce sync.Once
 	stopErr  error
@@ -84,6 +85,13 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	}
 	if err := writeKubeconfig(cp.kubeconfig, cp.config); err != nil {
 		return nil, err
+	}
+	// No wait: the garbage collector and namespace controller catch up on
+	// their own, and nothing knit does at startup depends on them.
+	logger.Info("Starting kube-controller-manager", "controllers", ownedControllers)
+	if cp.controller, err = startProcess("kube-controller-manager", opts.binary("kube-controller-manager"),
+		controllerManagerArgs(cp.kubeconfig), filepath.Join(opts.LogDir, "kube-controller-manager.log")); err != nil {
+		return nil, fmt.Errorf("start kube-controller-manager: %w", err)
 	}
 	logger.Info("Control plane ready", "url", cp.config.Host, "kubeconfig", cp.kubeconfig, "took", time.Since(began).Round(time.Millisecond))
 	return cp, nil
@@ -156,13 +164,13 @@ func prepareAPIServer(stateDir string, port int, etcdURL string) (*preparedAPISe
 	return &preparedAPIServer{server: srv, ca: ca, config: restConfig(apiURL, ca.CAPEM(), token)}, nil
 }
 
-// Stop ends kube-apiserver, then etcd, so the API never writes to a
+// Stop ends kube-controller-manager, kube-apiserver, then etcd, so the API never writes to a
 // stopped store: SIGTERM, a bounded wait, then SIGKILL. Calling it again
 // returns the first result.
 func (cp *ControlPlane) Stop() error {
 	cp.stopOnce.Do(func() {
 		var errs []error
-		for _, p := range []*process{cp.apiserver, cp.etcd} {
+		for _, p := range []*process{cp.controller, cp.apiserver, cp.etcd} {
 			if p == nil {
 				continue
 			}

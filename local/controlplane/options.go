@@ -52,7 +52,7 @@ func (o *Options) Validate() error {
 	if o.APIPort < 0 || o.APIPort > 65535 {
 		return fmt.Errorf("API port %d is not a port", o.APIPort)
 	}
-	for _, name := range []string{"kube-apiserver", "etcd"} {
+	for _, name := range []string{"kube-apiserver", "kube-controller-manager", "etcd"} {
 		if err := checkBinary(o.BinDir, name); err != nil {
 			return err
 		}

@@ -1,0 +1,22 @@
+package controlplane
+
+// ownedControllers are the kube-controller-manager loops knit dev needs:
+// owner references must garbage-collect (a deleted Revision takes its
+// Deployment, PodAutoscaler and Services with it) and `kubectl delete
+// namespace` must finish. Everything else — Deployments, ReplicaSets,
+// EndpointSlices — is the local runtime's job.
+const ownedControllers = "garbage-collector-controller,namespace-controller"
+
+// controllerManagerArgs runs kube-controller-manager against the local API
+// with the admin kubeconfig, no serving port and no leader election (the
+// state-dir lock already makes it the only one).
+func controllerManagerArgs(kubeconfig string) []string {
+	return []string{
+		"--kubeconfig=" + kubeconfig,
+		"--controllers=" + ownedControllers,
+		"--secure-port=0",
+		"--leader-elect=false",
+		"--use-service-account-credentials=false",
+		"--concurrent-gc-syncs=5",
+	}
+}
