@@ -16,7 +16,7 @@ import (
 func fakeBinDir(t *testing.T, etcdScript string) string {
 	t.Helper()
 	dir := t.TempDir()
-	for name, script := range map[string]string{"etcd": etcdScript, "kube-apiserver": "exit 1"} {
+	for name, script := range map[string]string{"etcd": etcdScript, "kube-apiserver": "exit 1", "kube-controller-manager": "exit 1"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+script+"\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
