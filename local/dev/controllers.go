@@ -13,8 +13,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knitops/knit/config"
+	"github.com/knitops/knit/controllers/announce"
 	"github.com/knitops/knit/controllers/configuration"
 	"github.com/knitops/knit/controllers/gc"
+	"github.com/knitops/knit/controllers/gitrepository"
 	"github.com/knitops/knit/controllers/podautoscaler"
 	"github.com/knitops/knit/controllers/revision"
 	"github.com/knitops/knit/controllers/route"
@@ -45,10 +47,10 @@ var queueEnv = []corev1.EnvVar{
 // setupControllers registers every reconciler knit dev runs, in the order
 // a Service flows through them, and the local runtime that runs the
 // Deployments they create.
-func setupControllers(mgr ctrl.Manager, opts Options, store *config.Store, router *ingress.Router, ingressAddr string) error {
+func setupControllers(mgr ctrl.Manager, opts Options, store *config.Store, router *ingress.Router, ingressAddr string, git *gitPlane, announcer *announce.Announcer) error {
 	_, portStr, _ := net.SplitHostPort(ingressAddr)
 	port, _ := strconv.Atoi(portStr)
-	rt, err := runtime.New(runtime.Options{StateDir: opts.StateDir})
+	rt, err := runtime.New(runtime.Options{StateDir: opts.StateDir, SourceDir: git.sourceDir})
 	if err != nil {
 		return fmt.Errorf("local runtime: %w", err)
 	}
@@ -66,6 +68,10 @@ func setupControllers(mgr ctrl.Manager, opts Options, store *config.Store, route
 		{"revision-gc", func() error { return gc.SetupWithManager(mgr, store) }},
 		{"ingress", func() error { return ingress.SetupWithManager(mgr, router) }},
 		{"local runtime", func() error { return rt.SetupWithManager(mgr) }},
+		{"gitrepository", func() error {
+			return gitrepository.SetupWithManager(mgr, gitrepository.Options{Cache: git.cache, Announcer: announcer, Triggers: git.triggers})
+		}},
+		{"announce", func() error { return announcer.SetupWithManager(mgr) }},
 	}
 	for _, s := range steps {
 		if err := s.setup(); err != nil {

@@ -5,16 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/knitops/knit/api"
 	"github.com/knitops/knit/charts/knit/crds"
 	"github.com/knitops/knit/config"
+	"github.com/knitops/knit/controllers/announce"
 	"github.com/knitops/knit/dataplane/ingress"
+	"github.com/knitops/knit/gitsync/events"
 	"github.com/knitops/knit/local/statedir"
 	"github.com/knitops/knit/webhooks"
 )
@@ -42,11 +46,17 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 		return err
 	}
 	defer ingressLn.ln.Close()
-	gitServer, err := listen("git", opts.GitAddr, noRoutes("repository"))
+	gitServer, err := listen("git", opts.GitAddr, nil)
 	if err != nil {
 		return err
 	}
 	defer gitServer.ln.Close()
+	git, err := newGitPlane(opts.StateDir, gitServer.URL(), ctrl.Log)
+	if err != nil {
+		return err
+	}
+	defer git.server.Close()
+	gitServer.srv.Handler = git.Handler()
 
 	apiSrv, err := startAPI(ctx, opts)
 	if err != nil {
@@ -54,12 +64,12 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	}
 	defer func() { err = errors.Join(err, apiSrv.stop()) }()
 
-	return serve(ctx, opts, apiSrv, router, []*listener{ingressLn, gitServer}, out)
+	return serve(ctx, opts, apiSrv, router, git, []*listener{ingressLn, gitServer}, out)
 }
 
 // serve runs everything that needs the API: CRDs, webhooks, the manager and
 // the listeners, until ctx ends or one of them fails.
-func serve(ctx context.Context, opts Options, apiSrv *apiServer, router *ingress.Router, listeners []*listener, out io.Writer) error {
+func serve(ctx context.Context, opts Options, apiSrv *apiServer, router *ingress.Router, git *gitPlane, listeners []*listener, out io.Writer) error {
 	scheme, err := api.NewScheme()
 	if err != nil {
 		return err
@@ -95,9 +105,17 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, router *ingress
 	if err := webhooks.Setup(mgr, webhooks.DefaultConfig()); err != nil {
 		return fmt.Errorf("admission webhooks: %w", err)
 	}
-	if err := setupControllers(mgr, opts, store, router, listeners[0].ln.Addr().String()); err != nil {
+	dispatcher, err := events.NewDispatcher(events.Options{Registerer: metrics.Registry, Logger: slog.Default()})
+	if err != nil {
+		return fmt.Errorf("event dispatcher: %w", err)
+	}
+	defer closeDispatcher(dispatcher)
+	announcer := announce.New(mgr.GetClient(), dispatcher)
+	if err := setupControllers(mgr, opts, store, router, listeners[0].ln.Addr().String(), git, announcer); err != nil {
 		return err
 	}
+	gitClient := mgr.GetClient()
+	git.client.Store(&gitClient)
 
 	mgrCtx, stopMgr := context.WithCancel(ctx)
 	defer stopMgr()
@@ -126,6 +144,15 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, router *ingress
 	case runErr = <-errc:
 	}
 	return errors.Join(runErr, shutdown(adm, c, listeners, stopMgr, mgrDone))
+}
+
+// closeDispatcher gives queued events a moment to reach their sinks.
+func closeDispatcher(d *events.Dispatcher) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := d.Close(ctx); err != nil {
+		slog.Warn("Events not delivered before exit", "err", err)
+	}
 }
 
 // shutdown stops taking requests, unregisters the webhooks while the API

@@ -107,6 +107,10 @@ type ObjectReference struct {
 	Kind       string `json:"kind"`
 	Namespace  string `json:"namespace,omitempty"`
 	Name       string `json:"name"`
+	// Branch the object was applied from; a branch whose latest commit
+	// failed to sync keeps its objects.
+	// +optional
+	Branch string `json:"branch,omitempty"`
 }
 
 // GitRepository condition types beyond Ready.
@@ -115,10 +119,13 @@ const (
 	GitRepositoryConditionFetched duckv1.ConditionType = "Fetched"
 	// GitRepositoryConditionSynced: the fetched commits were rendered and applied.
 	GitRepositoryConditionSynced duckv1.ConditionType = "Synced"
+	// GitRepositoryConditionRevisionsReady: every Service applied from the
+	// repository serves its latest commit's Revision.
+	GitRepositoryConditionRevisionsReady duckv1.ConditionType = "RevisionsReady"
 )
 
 // GitRepositoryConditions is the GitRepository's checklist.
-var GitRepositoryConditions = duckv1.NewLivingConditionSet(GitRepositoryConditionFetched, GitRepositoryConditionSynced)
+var GitRepositoryConditions = duckv1.NewLivingConditionSet(GitRepositoryConditionFetched, GitRepositoryConditionSynced, GitRepositoryConditionRevisionsReady)
 
 // +kubebuilder:object:root=true
 

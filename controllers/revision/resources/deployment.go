@@ -55,13 +55,18 @@ func MakeDeployment(rev *servingv1.Revision, cfg DeploymentConfig) *appsv1.Deplo
 	}
 }
 
+// podLabels are the Revision's labels, as Knative gives them to its pods
+// (knit.dev/repository tells the local runtime which checkout to build),
+// plus the revision label the selector uses. The routing state is left
+// out: it changes as traffic moves, and must not restart the replicas.
 func podLabels(rev *servingv1.Revision) map[string]string {
-	labels := map[string]string{servingv1.RevisionLabelKey: rev.Name}
-	for _, k := range []string{servingv1.ConfigurationLabelKey, servingv1.ServiceLabelKey} {
-		if v := rev.Labels[k]; v != "" {
+	labels := make(map[string]string, len(rev.Labels)+1)
+	for k, v := range rev.Labels {
+		if k != RoutingStateLabelKey {
 			labels[k] = v
 		}
 	}
+	labels[servingv1.RevisionLabelKey] = rev.Name
 	return labels
 }
 

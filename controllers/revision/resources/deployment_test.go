@@ -36,6 +36,8 @@ func envMap(env []corev1.EnvVar) map[string]string {
 
 func TestMakeDeploymentEnvContract(t *testing.T) {
 	rev := testRevision(func(r *servingv1.Revision) {
+		r.Labels["knit.dev/repository"] = "hello"
+		r.Labels[RoutingStateLabelKey] = "active"
 		r.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "h2c", ContainerPort: 9000}}
 		r.Spec.ContainerConcurrency = ptr.To[int64](5)
 		r.Spec.TimeoutSeconds = ptr.To[int64](60)
@@ -43,6 +45,9 @@ func TestMakeDeploymentEnvContract(t *testing.T) {
 	d := MakeDeployment(rev, DeploymentConfig{QueueImage: "knit://queue", InitialReplicas: 2, ProgressDeadlineSeconds: 120,
 		QueueEnv: []corev1.EnvVar{{Name: "QUEUE_LISTEN_HOST", Value: "127.0.0.1"}}})
 
+	if l := d.Spec.Template.Labels; l["knit.dev/repository"] != "hello" || l[servingv1.RevisionLabelKey] != "hello-00001" || l[RoutingStateLabelKey] != "" {
+		t.Errorf("pod labels = %v, want the revision's labels but its routing state", l)
+	}
 	if got := *d.Spec.Replicas; got != 2 {
 		t.Errorf("replicas = %d, want the initial 2", got)
 	}

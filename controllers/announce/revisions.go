@@ -1,0 +1,89 @@
+package announce
+
+import (
+	"context"
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	duckv1 "github.com/knitops/knit/api/duck/v1"
+	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/gitsync/events"
+	"github.com/knitops/knit/gitsync/plan"
+)
+
+// revisionReconciler announces Git-deployed Revisions becoming ready or
+// failing.
+type revisionReconciler struct{ a *Announcer }
+
+func (r *revisionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	rev := &servingv1.Revision{}
+	if err := r.a.client.Get(ctx, req.NamespacedName, rev); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	ready := rev.Status.GetCondition(duckv1.ConditionReady)
+	if ready == nil || rev.Labels[plan.RepositoryLabel] == "" {
+		return ctrl.Result{}, nil
+	}
+	var typ string
+	switch {
+	case ready.IsTrue():
+		typ = events.TypeRevisionReady
+	case ready.IsFalse():
+		typ = events.TypeRevisionFailed
+	default:
+		return ctrl.Result{}, nil
+	}
+	key := fmt.Sprintf("%s %s", typ, ready.LastTransitionTime.UTC().Format("2006-01-02T15:04:05Z"))
+	if !r.a.once(string(rev.UID), key) {
+		return ctrl.Result{}, nil
+	}
+	data := revisionData(rev)
+	data.URL = r.a.revisionURL(ctx, rev)
+	if typ == events.TypeRevisionFailed {
+		data.Failure = &events.Failure{Reason: ready.Reason, Message: ready.Message}
+	}
+	r.a.send(ctx, rev.Namespace, events.Occurrence{
+		Type: typ, Resource: events.Resource{Kind: "Revision", Namespace: rev.Namespace, Name: rev.Name},
+		Key: string(rev.UID) + " " + key, Data: data,
+	})
+	return ctrl.Result{}, nil
+}
+
+func revisionData(rev *servingv1.Revision) events.Data {
+	return events.Data{
+		Repo: rev.Labels[plan.RepositoryLabel], Branch: rev.Labels[plan.BranchLabel],
+		Commit: rev.Annotations[plan.CommitAnnotation], Author: rev.Annotations[plan.AuthorAnnotation],
+		Message: rev.Annotations[plan.MessageAnnotation], Revision: rev.Name,
+	}
+}
+
+// revisionURL is where the Revision answers: its tag's URL when it has
+// one (a pull request's preview), else its Service's.
+func (a *Announcer) revisionURL(ctx context.Context, rev *servingv1.Revision) string {
+	svc := &servingv1.Service{}
+	if err := a.client.Get(ctx, client.ObjectKey{Namespace: rev.Namespace, Name: rev.Labels[servingv1.ServiceLabelKey]}, svc); err != nil {
+		return ""
+	}
+	for _, t := range svc.Status.Traffic {
+		if t.RevisionName == rev.Name && t.URL != "" {
+			return t.URL
+		}
+	}
+	return svc.Status.URL
+}
+
+// SyncFailed implements gitrepository.Announcer.
+func (a *Announcer) SyncFailed(ctx context.Context, repo *knitv1alpha1.GitRepository, c plan.Commit, err error) {
+	a.send(ctx, repo.Namespace, events.Occurrence{
+		Type:     events.TypeSyncFailed,
+		Resource: events.Resource{Kind: "GitRepository", Namespace: repo.Namespace, Name: repo.Name},
+		Key:      fmt.Sprintf("%s %s %s", repo.UID, c.Branch, c.SHA),
+		Data: events.Data{
+			Repo: repo.Name, Branch: c.Branch, Commit: c.SHA, Author: c.Author, Message: firstLine(c.Message),
+			Failure: &events.Failure{Reason: "CommitRejected", Message: err.Error()},
+		},
+	})
+}

@@ -1,0 +1,129 @@
+package announce
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	duckv1 "github.com/knitops/knit/api/duck/v1"
+	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	"github.com/knitops/knit/gitsync/events"
+)
+
+// statsPeriod is how often an EventSink's delivered and dropped counts are
+// written to its status.
+const statsPeriod = 10 * time.Second
+
+// Announcer turns what happens to Git-deployed resources into events for
+// the EventSinks of their namespace.
+type Announcer struct {
+	client     client.Client
+	dispatcher *events.Dispatcher
+
+	mu    sync.Mutex
+	sinks map[string][]events.Sink // by namespace
+	sent  map[string]string        // last announced state per object UID
+}
+
+// New returns an Announcer delivering through dispatcher.
+func New(c client.Client, dispatcher *events.Dispatcher) *Announcer {
+	return &Announcer{client: c, dispatcher: dispatcher, sinks: map[string][]events.Sink{}, sent: map[string]string{}}
+}
+
+// sinksReconciler keeps the dispatcher's sinks equal to the EventSinks
+// and writes their delivery counts back.
+type sinksReconciler struct{ a *Announcer }
+
+func (r *sinksReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	list := &knitv1alpha1.EventSinkList{}
+	if err := r.a.client.List(ctx, list); err != nil {
+		return ctrl.Result{}, err
+	}
+	byNS := map[string][]events.Sink{}
+	var all []events.Sink
+	for _, es := range list.Items {
+		s := sinkOf(&es)
+		if s.Validate() != nil {
+			continue
+		}
+		byNS[es.Namespace] = append(byNS[es.Namespace], s)
+		all = append(all, s)
+	}
+	if err := r.a.dispatcher.SetSinks(all...); err != nil {
+		return ctrl.Result{}, fmt.Errorf("set event sinks: %w", err)
+	}
+	r.a.mu.Lock()
+	r.a.sinks = byNS
+	r.a.mu.Unlock()
+
+	es := &knitv1alpha1.EventSink{}
+	if err := r.a.client.Get(ctx, req.NamespacedName, es); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	return ctrl.Result{RequeueAfter: statsPeriod}, r.markStatus(ctx, es)
+}
+
+func (r *sinksReconciler) markStatus(ctx context.Context, es *knitv1alpha1.EventSink) error {
+	before := es.Status.DeepCopy()
+	conds := knitv1alpha1.EventSinkConditions.Manage(&es.Status.Status)
+	s := sinkOf(es)
+	if err := s.Validate(); err != nil {
+		conds.MarkFalse(duckv1.ConditionReady, "InvalidSink", err.Error())
+	} else {
+		conds.MarkTrue(duckv1.ConditionReady)
+	}
+	if st, ok := r.a.dispatcher.Stats()[s.Name]; ok {
+		es.Status.Delivered, es.Status.Dropped = int64(st.Delivered), int64(st.Dropped)
+	}
+	es.Status.ObservedGeneration = es.Generation
+	if equality.Semantic.DeepEqual(before, &es.Status) {
+		return nil
+	}
+	if err := r.a.client.Status().Update(ctx, es); err != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("update status of EventSink %s: %w", es.Name, err)
+	}
+	return nil
+}
+
+func sinkOf(es *knitv1alpha1.EventSink) events.Sink {
+	mode := events.ModeBinary
+	if es.Spec.Encoding == knitv1alpha1.EventEncodingStructured {
+		mode = events.ModeStructured
+	}
+	return events.Sink{Name: es.Namespace + "/" + es.Name, URL: es.Spec.URI, Types: es.Spec.Types, Mode: mode}
+}
+
+// send announces o to the sinks of namespace, if it has any.
+func (a *Announcer) send(ctx context.Context, namespace string, o events.Occurrence) {
+	a.mu.Lock()
+	sinks := a.sinks[namespace]
+	a.mu.Unlock()
+	if len(sinks) == 0 {
+		return
+	}
+	e, err := events.NewEvent(o)
+	if err == nil {
+		err = a.dispatcher.Send(e, sinks...)
+	}
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Event not sent", "type", o.Type, "subject", o.Resource.Subject())
+	}
+}
+
+// once reports whether state is new for uid, remembering it: each state
+// of an object is announced once per run.
+func (a *Announcer) once(uid, state string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sent[uid] == state {
+		return false
+	}
+	a.sent[uid] = state
+	return true
+}

@@ -1,0 +1,91 @@
+package gitrepository
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/gitsync/plan"
+)
+
+// apply server-side applies objs, all of them as a dry run first: if the
+// API or an admission webhook refuses any, nothing is changed and the
+// error names the object.
+func (r *Reconciler) apply(ctx context.Context, objs []*unstructured.Unstructured) error {
+	for _, dry := range []bool{true, false} {
+		for _, o := range objs {
+			opts := []client.ApplyOption{fieldOwner, client.ForceOwnership}
+			if dry {
+				opts = append(opts, client.DryRunAll)
+			}
+			if err := r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()), opts...); err != nil {
+				return fmt.Errorf("apply %s %s: %w", o.GetKind(), o.GetName(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// prune deletes what the repository applied before and a later commit
+// removed, and previews no open pull request wants. It prunes nothing
+// while a branch failed: the next good commit will.
+func (p *pass) prune(ctx context.Context) error {
+	keep := map[knitv1alpha1.ObjectReference]bool{}
+	for _, ref := range p.inventory {
+		keep[ref] = true
+	}
+	var errs []error
+	for _, ref := range p.repo.Status.Inventory {
+		if keep[ref] {
+			continue
+		}
+		errs = append(errs, p.r.remove(ctx, ref))
+	}
+	p.repo.Status.Inventory = p.inventory
+	if len(p.failed) == 0 {
+		errs = append(errs, p.prunePreviews(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Reconciler) remove(ctx context.Context, ref knitv1alpha1.ObjectReference) error {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(ref.APIVersion)
+	u.SetKind(ref.Kind)
+	u.SetNamespace(ref.Namespace)
+	u.SetName(ref.Name)
+	log.FromContext(ctx).Info("Pruning object a later commit removed", "kind", ref.Kind, "name", ref.Name, "branch", ref.Branch)
+	if err := r.client.Delete(ctx, u, client.PropagationPolicy("Background")); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("prune %s %s: %w", ref.Kind, ref.Name, err)
+	}
+	return nil
+}
+
+// prunePreviews deletes preview Revisions of closed, merged or updated
+// pull requests, now that no traffic points at them.
+func (p *pass) prunePreviews(ctx context.Context) error {
+	revs := &servingv1.RevisionList{}
+	if err := p.r.client.List(ctx, revs, client.InNamespace(p.repo.Namespace),
+		client.MatchingLabels{plan.RepositoryLabel: p.repo.Name}, client.HasLabels{plan.PullRequestLabel}); err != nil {
+		return fmt.Errorf("list preview Revisions: %w", err)
+	}
+	var errs []error
+	for i := range revs.Items {
+		rev := &revs.Items[i]
+		if p.previews[rev.Name] {
+			continue
+		}
+		log.FromContext(ctx).Info("Deleting preview Revision", "revision", rev.Name, "pullRequest", rev.Labels[plan.PullRequestLabel])
+		if err := p.r.client.Delete(ctx, rev, client.PropagationPolicy("Background")); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete preview Revision %s: %w", rev.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,202 @@
+package gitrepository
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/gitsync/plan"
+	"github.com/knitops/knit/gitsync/render"
+	gitsource "github.com/knitops/knit/gitsync/source"
+)
+
+// errPreviewFailed marks a preview Revision that failed: the pull
+// request's problem, not one to retry.
+var errPreviewFailed = errors.New("preview failed")
+
+// pass is one sync of one repository: what it learnt along the way.
+type pass struct {
+	r       *Reconciler
+	repo    *knitv1alpha1.GitRepository
+	fetched gitsource.Fetched
+	prs     []knitv1alpha1.PullRequest
+
+	inventory []knitv1alpha1.ObjectReference
+	failures  []string // "branch@sha7: error", for the Synced condition
+	failed    map[string]bool
+	previews  map[string]bool           // preview Revisions this pass wants kept
+	prStatus  map[int64]*previewOutcome // by pull request number
+}
+
+// previewOutcome is what a pass did for one open pull request.
+type previewOutcome struct {
+	revisions []string // preview Revisions, one per Service the head changes
+	ready     bool     // all of them ready, so their tags carry traffic
+	err       string   // why the head could not be previewed
+}
+
+// branch syncs one tracked branch's head. A bad commit is recorded and
+// announced, and its branch keeps what it had; only errors worth a retry
+// are returned.
+func (p *pass) branch(ctx context.Context, branch string, main bool) error {
+	sha, ok := p.fetched.Heads[branch]
+	if !ok {
+		p.keepInventory(branch) // nothing pushed yet, or the branch was deleted: keep serving
+		return nil
+	}
+	c, commit, err := p.commit(branch, main, sha)
+	if err != nil {
+		return err
+	}
+	status := p.branchStatus(branch)
+	status.Commit = sha
+	objs, err := p.render(ctx, c, commit, branch, main)
+	if err == nil {
+		err = p.r.apply(ctx, objs)
+	}
+	if err != nil {
+		if !invalid(err) {
+			return err
+		}
+		p.fail(ctx, c, err)
+		status.Error = err.Error()
+		return nil
+	}
+	now := metav1.Now()
+	status.AppliedCommit, status.Error, status.LastSyncTime = sha, "", &now
+	for _, o := range objs {
+		p.inventory = append(p.inventory, knitv1alpha1.ObjectReference{
+			APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), Branch: branch,
+		})
+	}
+	return nil
+}
+
+// render renders a branch head and plans its objects, previews of open
+// pull requests into the branch included.
+func (p *pass) render(ctx context.Context, c plan.Commit, commit *object.Commit, branch string, main bool) ([]*unstructured.Unstructured, error) {
+	rendered, err := renderCommit(commit, p.repo.Spec.Path)
+	if err != nil {
+		return nil, err
+	}
+	canaries, err := p.previewsInto(ctx, branch, main, rendered)
+	if err != nil {
+		return nil, err
+	}
+	return plan.Objects(plan.Input{
+		Commit: c, Rendered: rendered, Canaries: canaries,
+		Live:       func(name string) *servingv1.Service { return p.r.liveService(ctx, p.repo.Namespace, name) },
+		Namespaced: p.r.namespaced,
+	})
+}
+
+func renderCommit(commit *object.Commit, path string) ([]*unstructured.Unstructured, error) {
+	tree, err := commit.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("tree of %s: %w", commit.Hash, err)
+	}
+	objs, err := render.Render(tree, path)
+	if err != nil {
+		return nil, fmt.Errorf("render %s: %w", commit.Hash.String()[:7], err)
+	}
+	return objs, nil
+}
+
+// commit reads a fetched commit and describes it for plan and events.
+func (p *pass) commit(branch string, main bool, sha string) (plan.Commit, *object.Commit, error) {
+	commit, err := p.r.cache.Commit(cacheKey(client.ObjectKeyFromObject(p.repo)), sha)
+	if err != nil {
+		return plan.Commit{}, nil, err
+	}
+	return plan.Commit{
+		Repository: p.repo.Name, Namespace: p.repo.Namespace, Branch: branch, Main: main, SHA: sha,
+		Author:  fmt.Sprintf("%s <%s>", commit.Author.Name, commit.Author.Email),
+		Message: commit.Message,
+	}, commit, nil
+}
+
+// fail records a bad commit: condition, branch status, event, and the
+// branch keeps its objects.
+func (p *pass) fail(ctx context.Context, c plan.Commit, err error) {
+	log.FromContext(ctx).Info("Commit not applied", "branch", c.Branch, "commit", c.SHA, "err", err.Error())
+	p.failures = append(p.failures, fmt.Sprintf("%s@%s (%s): %v", c.Branch, c.SHA[:7], firstLine(c.Message), err))
+	p.keepInventory(c.Branch)
+	if p.r.announcer != nil {
+		p.r.announcer.SyncFailed(ctx, p.repo, c, err)
+	}
+}
+
+func (p *pass) keepInventory(branch string) {
+	if p.failed == nil {
+		p.failed = map[string]bool{}
+	}
+	p.failed[branch] = true
+	for _, ref := range p.repo.Status.Inventory {
+		if ref.Branch == branch {
+			p.inventory = append(p.inventory, ref)
+		}
+	}
+}
+
+func (p *pass) branchStatus(branch string) *knitv1alpha1.BranchStatus {
+	for i := range p.repo.Status.Branches {
+		if p.repo.Status.Branches[i].Name == branch {
+			return &p.repo.Status.Branches[i]
+		}
+	}
+	p.repo.Status.Branches = append(p.repo.Status.Branches, knitv1alpha1.BranchStatus{Name: branch})
+	return &p.repo.Status.Branches[len(p.repo.Status.Branches)-1]
+}
+
+func (p *pass) markSynced() {
+	conds := knitv1alpha1.GitRepositoryConditions.Manage(&p.repo.Status.Status)
+	if len(p.failures) == 0 {
+		conds.MarkTrue(knitv1alpha1.GitRepositoryConditionSynced)
+		return
+	}
+	conds.MarkFalse(knitv1alpha1.GitRepositoryConditionSynced, "CommitRejected",
+		strings.Join(p.failures, "; ")+"; what was deployed before keeps serving")
+}
+
+// invalid tells a bad commit (user error: fix and push) from a failure
+// worth retrying.
+func invalid(err error) bool {
+	if errors.Is(err, render.ErrInvalid) || errors.Is(err, plan.ErrInvalid) || errors.Is(err, errPreviewFailed) {
+		return true
+	}
+	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) ||
+		meta.IsNoMatchError(err) || apierrors.IsNotFound(err) && strings.Contains(err.Error(), "the server could not find the requested resource")
+}
+
+func (r *Reconciler) liveService(ctx context.Context, namespace, name string) *servingv1.Service {
+	svc := &servingv1.Service{}
+	if err := r.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, svc); err != nil {
+		return nil
+	}
+	return svc
+}
+
+func (r *Reconciler) namespaced(gvk schema.GroupVersionKind) (bool, error) {
+	m, err := r.client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return false, fmt.Errorf("unknown kind: %w", err)
+	}
+	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}

@@ -1,0 +1,135 @@
+package gitrepository
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	duckv1 "github.com/knitops/knit/api/duck/v1"
+	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/gitsync/plan"
+)
+
+// previewsInto stamps the preview Revisions of the open pull requests
+// into branch and returns, per Service, the canaries of those that are
+// ready. A pull request whose head cannot be previewed is reported on the
+// pull request; the base branch syncs regardless.
+func (p *pass) previewsInto(ctx context.Context, branch string, main bool, base []*unstructured.Unstructured) (map[string][]plan.Canary, error) {
+	services := map[string]bool{}
+	for _, o := range base {
+		if o.GroupVersionKind() == servingv1.GroupVersion.WithKind("Service") {
+			services[o.GetName()] = true
+		}
+	}
+	canaries := map[string][]plan.Canary{}
+	for i := range p.prs {
+		pr := &p.prs[i]
+		if !isOpen(pr) || pr.Spec.BaseBranch != branch {
+			continue
+		}
+		out := p.outcome(pr.Spec.Number)
+		if err := p.preview(ctx, pr, branch, main, services, out, canaries); err != nil {
+			return nil, err
+		}
+	}
+	return canaries, nil
+}
+
+// preview handles one open pull request into branch.
+func (p *pass) preview(ctx context.Context, pr *knitv1alpha1.PullRequest, branch string, main bool, services map[string]bool,
+	out *previewOutcome, canaries map[string][]plan.Canary) error {
+	sha := p.fetched.Heads[pr.Spec.HeadBranch]
+	if sha == "" {
+		out.err = fmt.Sprintf("head branch %q is not in the repository", pr.Spec.HeadBranch)
+		return nil
+	}
+	head, commit, err := p.commit(pr.Spec.HeadBranch, false, sha)
+	if err != nil {
+		return err
+	}
+	rendered, err := renderCommit(commit, p.repo.Spec.Path)
+	if err != nil {
+		out.err = err.Error()
+		return nil
+	}
+	out.ready = true
+	for _, o := range rendered {
+		if o.GroupVersionKind() != servingv1.GroupVersion.WithKind("Service") || !services[o.GetName()] {
+			continue
+		}
+		baseService := plan.ServiceName(o.GetName(), branch, main)
+		rev, err := plan.PullRequestRevision(head, o, baseService, pr.Spec.Number)
+		if err != nil {
+			out.err = err.Error()
+			out.ready = false
+			continue
+		}
+		p.previews[rev.Name] = true
+		out.revisions = append(out.revisions, rev.Name)
+		ready, err := p.r.ensurePreview(ctx, rev)
+		if err != nil {
+			if invalid(err) {
+				out.err, out.ready = err.Error(), false
+				continue
+			}
+			return err
+		}
+		if !ready {
+			out.ready = false
+			continue
+		}
+		canaries[o.GetName()] = append(canaries[o.GetName()], plan.Canary{
+			Tag: plan.Tag(pr.Spec.Number), RevisionName: rev.Name, Percent: pr.Spec.CanaryPercent,
+		})
+	}
+	if out.ready && len(out.revisions) == 0 {
+		out.err, out.ready = "the head changes none of the base branch's Services", false
+	}
+	return nil
+}
+
+// ensurePreview creates a preview Revision if it is missing and reports
+// whether it is ready; a failed one is an error naming why.
+func (r *Reconciler) ensurePreview(ctx context.Context, want *servingv1.Revision) (bool, error) {
+	have := &servingv1.Revision{}
+	err := r.client.Get(ctx, client.ObjectKeyFromObject(want), have)
+	if apierrors.IsNotFound(err) {
+		log.FromContext(ctx).Info("Creating preview Revision", "revision", want.Name, "pullRequest", want.Labels[plan.PullRequestLabel])
+		if err := r.client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+			return false, fmt.Errorf("create preview Revision %s: %w", want.Name, err)
+		}
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	ready := have.Status.GetCondition(duckv1.ConditionReady)
+	switch {
+	case ready.IsTrue():
+		return true, nil
+	case ready.IsFalse():
+		return false, fmt.Errorf("%w: preview Revision %s failed: %s: %s", errPreviewFailed, have.Name, ready.Reason, ready.Message)
+	}
+	return false, nil
+}
+
+func isOpen(pr *knitv1alpha1.PullRequest) bool {
+	return pr.Spec.State == knitv1alpha1.PullRequestOpen || pr.Spec.State == ""
+}
+
+func (p *pass) outcome(number int64) *previewOutcome {
+	if p.prStatus == nil {
+		p.prStatus = map[int64]*previewOutcome{}
+	}
+	if o, ok := p.prStatus[number]; ok {
+		return o
+	}
+	o := &previewOutcome{}
+	p.prStatus[number] = o
+	return o
+}

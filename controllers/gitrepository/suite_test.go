@@ -1,0 +1,188 @@
+package gitrepository
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/knitops/knit/api"
+	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	"github.com/knitops/knit/gitsync/plan"
+	gitsource "github.com/knitops/knit/gitsync/source"
+)
+
+var (
+	k8s       client.Client
+	announced = &recorder{}
+	triggers  = make(chan event.GenericEvent, 16)
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	ctrl.SetLogger(logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		if testing.Short() {
+			return 0
+		}
+		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run through `make test`, which builds kube-apiserver and etcd into ./bin")
+		return 1
+	}
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "charts", "knit", "crds")}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start envtest:", err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+	scheme, err := api.NewScheme()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cacheDir, err := os.MkdirTemp("", "knit-gitsync-cache")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(cacheDir)
+	if err := SetupWithManager(mgr, Options{Cache: &gitsource.Cache{Dir: cacheDir}, Announcer: announced, Triggers: triggers}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}()
+	return m.Run()
+}
+
+// recorder keeps the sync failures the reconciler announced.
+type recorder struct {
+	mu     sync.Mutex
+	failed []string // "<repo> <sha>: <err>"
+}
+
+func (r *recorder) SyncFailed(_ context.Context, repo *knitv1alpha1.GitRepository, c plan.Commit, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failed = append(r.failed, fmt.Sprintf("%s %s: %v", repo.Name, c.SHA, err))
+}
+
+func (r *recorder) about(repo string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, f := range r.failed {
+		if strings.HasPrefix(f, repo+" ") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// gitRepo is an app repository driven with the real git CLI.
+type gitRepo struct {
+	t   *testing.T
+	dir string
+}
+
+func newGitRepo(t *testing.T) *gitRepo {
+	g := &gitRepo{t: t, dir: t.TempDir()}
+	g.git("init", "-q", "-b", "main")
+	return g
+}
+
+func (g *gitRepo) git(args ...string) string {
+	g.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = g.dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+g.dir, "GIT_AUTHOR_NAME=Ada", "GIT_AUTHOR_EMAIL=ada@example.com",
+		"GIT_COMMITTER_NAME=Ada", "GIT_COMMITTER_EMAIL=ada@example.com")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		g.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// commit writes files (an empty content deletes the file) and commits.
+func (g *gitRepo) commit(msg string, files map[string]string) string {
+	g.t.Helper()
+	for name, content := range files {
+		path := filepath.Join(g.dir, name)
+		if content == "" {
+			g.git("rm", "-q", name)
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			g.t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			g.t.Fatal(err)
+		}
+	}
+	g.git("add", "-A")
+	g.git("commit", "-qm", msg, "--allow-empty")
+	return g.git("rev-parse", "HEAD")
+}
+
+// newNamespace makes a namespace for one test.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := "git-" + rand.String(5)
+	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	return ns
+}
+
+// trigger wakes the repository at once, as a push to knit's Git server does.
+func trigger(ns, name string) {
+	repo := &knitv1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	triggers <- event.GenericEvent{Object: repo}
+}
+
+// eventually polls cond until it holds or 30 s pass.
+func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, string)) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		ok, why := cond(ctx)
+		last = why
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: not within 30s: %s", what, last)
+	}
+}

@@ -1,0 +1,3 @@
+module example.com/gitops-hello
+
+go 1.22

@@ -1,0 +1,219 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
+)
+
+// ErrClosed is returned by Send and SetSinks after Close.
+var ErrClosed = errors.New("event dispatcher is closed")
+
+// Dispatcher delivers CloudEvents to sinks, at least once and in order per
+// sink, without ever blocking the sender. It is safe for concurrent use.
+type Dispatcher struct {
+	opts    Options
+	client  cloudevents.Client
+	metrics *metrics
+
+	// setMu serializes SetSinks, which waits for removed workers outside mu.
+	setMu sync.Mutex
+	// mu guards workers and closed; Send holds it only to enqueue.
+	mu      sync.Mutex
+	workers map[string]*worker
+	closed  bool
+}
+
+// SinkStats counts one sink's deliveries since it was added.
+type SinkStats struct {
+	// Sink as last set.
+	Sink Sink
+	// Delivered events, acknowledged with a 2xx.
+	Delivered int64
+	// FailedAttempts counts every attempt that did not end in a 2xx.
+	FailedAttempts int64
+	// Rejected events were answered with a 4xx other than 408/429 and not retried.
+	Rejected int64
+	// Dropped events will never be delivered: overflow, rejection,
+	// removal or shutdown. It includes Rejected.
+	Dropped int64
+	// Queued events wait for delivery now, the one in flight excluded.
+	Queued int
+}
+
+// NewDispatcher validates opts and returns a Dispatcher with no sinks.
+func NewDispatcher(opts Options) (*Dispatcher, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	p, err := cehttp.New(cehttp.WithClient(*opts.HTTPClient))
+	if err != nil {
+		return nil, fmt.Errorf("creating CloudEvents HTTP protocol: %w", err)
+	}
+	c, err := cloudevents.NewClient(p)
+	if err != nil {
+		return nil, fmt.Errorf("creating CloudEvents client: %w", err)
+	}
+	m, err := newMetrics(opts.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	return &Dispatcher{opts: opts, client: c, metrics: m, workers: map[string]*worker{}}, nil
+}
+
+// SetSinks makes sinks the complete set: new ones get a worker, changed
+// ones (same Name, or URL when unnamed) take effect from their next
+// delivery attempt with their queue kept, and missing ones are stopped,
+// their queued events dropped. It returns once removed workers have
+// stopped. Invalid or duplicate sinks fail the whole call, changing nothing.
+func (d *Dispatcher) SetSinks(sinks ...Sink) error {
+	want := make(map[string]Sink, len(sinks))
+	for _, s := range sinks {
+		if err := s.Validate(); err != nil {
+			return fmt.Errorf("setting event sinks: %w", err)
+		}
+		if _, dup := want[s.key()]; dup {
+			return fmt.Errorf("setting event sinks: sink %q appears twice", s.key())
+		}
+		want[s.key()] = s.withDefaults()
+	}
+
+	d.setMu.Lock()
+	defer d.setMu.Unlock()
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return ErrClosed
+	}
+	var removed []*worker
+	for key, w := range d.workers {
+		if _, keep := want[key]; !keep {
+			delete(d.workers, key)
+			removed = append(removed, w)
+		}
+	}
+	for key, s := range want {
+		d.upsertLocked(key, s)
+	}
+	d.mu.Unlock()
+
+	for _, w := range removed {
+		w.stop(dropRemoved)
+	}
+	for _, w := range removed {
+		<-w.done
+		d.metrics.forget(w.key)
+	}
+	return nil
+}
+
+// upsertLocked starts a worker for s or updates the existing one. d.mu is held.
+func (d *Dispatcher) upsertLocked(key string, s Sink) *worker {
+	if w, ok := d.workers[key]; ok {
+		w.setSink(s)
+		return w
+	}
+	w := newWorker(d, key, s)
+	d.workers[key] = w
+	go w.run()
+	d.opts.Logger.Info("Added event sink", "sink", key, "url", s.URL, "mode", s.Mode)
+	return w
+}
+
+// Send queues e for delivery and returns at once. With no sinks given it
+// goes to every sink set with SetSinks whose filter accepts e's type; with
+// sinks given, to those (filters applied) — each is added, or updated, as
+// if by SetSinks, and stays until a SetSinks call leaves it out. An error
+// means e was queued nowhere: it is invalid, a sink is invalid, or the
+// Dispatcher is closed.
+func (d *Dispatcher) Send(e cloudevents.Event, sinks ...Sink) error {
+	if err := e.Validate(); err != nil {
+		return fmt.Errorf("sending event %s: %w", e.ID(), err)
+	}
+	for _, s := range sinks {
+		if err := s.Validate(); err != nil {
+			return fmt.Errorf("sending event %s: %w", e.ID(), err)
+		}
+	}
+	e = e.Clone()
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return ErrClosed
+	}
+	if len(sinks) == 0 {
+		for _, w := range d.workers {
+			w.enqueue(e)
+		}
+		return nil
+	}
+	sent := make(map[string]bool, len(sinks))
+	for _, s := range sinks {
+		if key := s.key(); s.accepts(e.Type()) && !sent[key] {
+			sent[key] = true
+			d.upsertLocked(key, s.withDefaults()).enqueue(e)
+		}
+	}
+	return nil
+}
+
+// Stats returns every sink's counters, by sink Name (or URL when unnamed).
+func (d *Dispatcher) Stats() map[string]SinkStats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[string]SinkStats, len(d.workers))
+	for key, w := range d.workers {
+		out[key] = w.stats()
+	}
+	return out
+}
+
+// Close stops accepting events and delivers what is queued, retrying as
+// usual, until every queue is empty or ctx is done. Then it stops the
+// workers and returns an error counting the events left undelivered.
+func (d *Dispatcher) Close(ctx context.Context) error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	workers := make([]*worker, 0, len(d.workers))
+	for _, w := range d.workers {
+		workers = append(workers, w)
+	}
+	d.mu.Unlock()
+
+	for _, w := range workers {
+		w.drain()
+	}
+	drained := make(chan struct{})
+	go func() {
+		for _, w := range workers {
+			<-w.done
+		}
+		close(drained)
+	}()
+	select {
+	case <-drained:
+		return nil
+	case <-ctx.Done():
+	}
+	for _, w := range workers {
+		w.stop(dropShutdown)
+	}
+	<-drained
+	var lost int64
+	for _, w := range workers {
+		lost += w.lost.Load()
+	}
+	if lost == 0 {
+		return nil
+	}
+	return fmt.Errorf("closing event dispatcher: %d events undelivered: %w", lost, ctx.Err())
+}

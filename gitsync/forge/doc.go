@@ -1,0 +1,53 @@
+// Package forge receives push and pull-request webhooks from GitHub,
+// GitLab, Gitea (and Forgejo) and a generic HMAC-signed sender, verifies
+// them, and turns each into one [Event], the only shape the rest of gitsync
+// sees.
+//
+// A [Receiver] serves one route per forge, the repository named as knit
+// knows it (a GitRepository's name, or namespace/name) in the rest of the
+// path:
+//
+//	POST /hooks/github/<repo>   X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>
+//	POST /hooks/gitlab/<repo>   X-Gitlab-Token: <the secret itself>
+//	POST /hooks/gitea/<repo>    X-Gitea-Signature: <hex HMAC-SHA256 of the body>
+//	POST /hooks/generic/<repo>  X-Knit-Signature-256: sha256=<hex HMAC-SHA256 of the body>
+//
+// Every request passes the same steps, each with its own answer:
+//
+//	route      unknown forge or empty repo                    404
+//	secret     Options.Secret says ErrRepoNotFound            404; other lookup error 500; empty secret 403
+//	body       larger than Options.MaxBodyBytes               413
+//	verify     missing or wrong signature/token               401 (OnEvent not called)
+//	parse      event type or action knit does not act on      202 "ignored: …" (GitHub ping: 200 "pong")
+//	           malformed JSON or missing fields               400 naming the problem
+//	dedupe     delivery id seen in the last DedupeSize ones   200 "duplicate delivery ignored"
+//	           the same id still being handled                409
+//	deliver    Options.OnEvent returns an error               500 with the error
+//
+// A delivery id counts as seen only once OnEvent succeeds, so a forge's
+// redelivery of a failed webhook (same id) is processed again.
+//
+// # Generic webhooks
+//
+// Any system that can compute an HMAC may POST this JSON to
+// /hooks/generic/<repo>, signed in X-Knit-Signature-256 and, for
+// deduplication, carrying a unique X-Knit-Delivery id:
+//
+//	{
+//	  "kind":    "push",            // or "pull_request"
+//	  "repo":    "shop",            // optional; when set it must equal <repo> in the path
+//	  "branch":  "main",            // push: the branch pushed; pull_request: the head branch
+//	  "sha":     "<40 hex>",        // push: new head commit; pull_request: head commit
+//	  "before":  "<40 hex>",        // push: previous head (optional)
+//	  "deleted": false,             // push: the branch was deleted (sha may then be empty)
+//	  "author":  "alice",
+//	  "message": "Speed up checkout", // push: head commit message
+//	  "pr": {                       // pull_request only
+//	    "number": 7,
+//	    "action": "opened",         // opened | synchronize | reopened | closed
+//	    "merged": false,            // with action closed: merged rather than abandoned
+//	    "base":   "main",
+//	    "title":  "Speed up checkout"
+//	  }
+//	}
+package forge

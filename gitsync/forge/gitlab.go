@@ -1,0 +1,151 @@
+package forge
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// GitLab's webhook headers.
+const (
+	headerGitLabEvent    = "X-Gitlab-Event"
+	headerGitLabDelivery = "X-Gitlab-Event-UUID"
+	headerGitLabToken    = "X-Gitlab-Token"
+)
+
+// GitLab's event names in X-Gitlab-Event that knit acts on.
+const (
+	gitlabPushHook         = "Push Hook"
+	gitlabMergeRequestHook = "Merge Request Hook"
+)
+
+// gitlabProject is a project as GitLab payloads show it.
+type gitlabProject struct {
+	ID                int64  `json:"id"`
+	PathWithNamespace string `json:"path_with_namespace"`
+}
+
+// gitlabPush is the part of a GitLab Push Hook payload knit reads.
+type gitlabPush struct {
+	Ref          string        `json:"ref"`
+	Before       string        `json:"before"`
+	After        string        `json:"after"`
+	UserUsername string        `json:"user_username"`
+	Project      gitlabProject `json:"project"`
+	Commits      []struct {
+		ID      string `json:"id"`
+		Message string `json:"message"`
+		Author  struct {
+			Name  string `json:"name"`
+			Email string `json:"email"`
+		} `json:"author"`
+	} `json:"commits"`
+}
+
+// gitlabMergeRequest is the part of a GitLab Merge Request Hook payload knit reads.
+type gitlabMergeRequest struct {
+	User struct {
+		Username string `json:"username"`
+		Name     string `json:"name"`
+	} `json:"user"`
+	Project          gitlabProject `json:"project"`
+	ObjectAttributes *struct {
+		IID             int64  `json:"iid"`
+		Title           string `json:"title"`
+		SourceBranch    string `json:"source_branch"`
+		TargetBranch    string `json:"target_branch"`
+		SourceProjectID int64  `json:"source_project_id"`
+		TargetProjectID int64  `json:"target_project_id"`
+		Action          string `json:"action"`
+		OldRev          string `json:"oldrev"`
+		LastCommit      struct {
+			ID string `json:"id"`
+		} `json:"last_commit"`
+	} `json:"object_attributes"`
+}
+
+// verifyGitLab checks X-Gitlab-Token, which is the secret itself.
+func verifyGitLab(h http.Header, _, secret []byte) error {
+	if err := VerifyToken(secret, h.Get(headerGitLabToken)); err != nil {
+		return fmt.Errorf("%s: %w", headerGitLabToken, err)
+	}
+	return nil
+}
+
+// gitlabAction maps a merge request's action to knit's. GitLab's "update"
+// is a new push only when oldrev is set; otherwise it is an edit of the
+// title, labels or description, which knit ignores, as it does approvals.
+func gitlabAction(action, oldRev string) (a Action, merged, ok bool) {
+	switch action {
+	case "open":
+		return ActionOpened, false, true
+	case "reopen":
+		return ActionReopened, false, true
+	case "update":
+		return ActionSynchronize, false, oldRev != ""
+	case "close":
+		return ActionClosed, false, true
+	case "merge":
+		return ActionClosed, true, true
+	}
+	return "", false, false
+}
+
+// parseGitLab reads a GitLab webhook of the type in X-Gitlab-Event.
+func parseGitLab(h http.Header, body []byte, _ string) (Event, error) {
+	typ := h.Get(headerGitLabEvent)
+	switch typ {
+	case "":
+		return Event{}, fmt.Errorf("missing %s header", headerGitLabEvent)
+	case gitlabPushHook:
+		what := "gitlab push"
+		var p gitlabPush
+		if err := decode(body, &p, what); err != nil {
+			return Event{}, err
+		}
+		e, err := pushEvent(what, p.Ref, p.Before, p.After, false)
+		if err != nil {
+			return Event{}, err
+		}
+		e.ForgeRepo = p.Project.PathWithNamespace
+		e.Author = p.UserUsername
+		for _, c := range p.Commits {
+			if c.ID == p.After {
+				e.Message = c.Message
+				e.Author = firstNonEmpty(c.Author.Name, e.Author)
+			}
+		}
+		return e, nil
+	case gitlabMergeRequestHook:
+		what := "gitlab merge request"
+		var p gitlabMergeRequest
+		if err := decode(body, &p, what); err != nil {
+			return Event{}, err
+		}
+		mr := p.ObjectAttributes
+		if mr == nil {
+			return Event{}, fmt.Errorf("%s payload: missing object_attributes", what)
+		}
+		action, merged, ok := gitlabAction(mr.Action, mr.OldRev)
+		if !ok {
+			return Event{}, ignore("gitlab merge request action %q is not handled", mr.Action)
+		}
+		e := Event{
+			Kind:       KindPullRequest,
+			ForgeRepo:  p.Project.PathWithNamespace,
+			Number:     mr.IID,
+			Action:     action,
+			Merged:     merged,
+			HeadBranch: mr.SourceBranch,
+			HeadSHA:    mr.LastCommit.ID,
+			Fork:       mr.SourceProjectID != 0 && mr.TargetProjectID != 0 && mr.SourceProjectID != mr.TargetProjectID,
+			BaseBranch: mr.TargetBranch,
+			Title:      mr.Title,
+			Author:     firstNonEmpty(p.User.Username, p.User.Name),
+		}
+		if err := checkPullRequest(what, e); err != nil {
+			return Event{}, err
+		}
+		return e, nil
+	}
+	return Event{}, ignore("gitlab event %q is not handled", typ)
+}

@@ -1,0 +1,151 @@
+package render
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// DefaultMaxBytes is the default of Options.MaxBytes.
+const DefaultMaxBytes = 32 << 20
+
+// Options tune Render. The zero value is ready to use.
+type Options struct {
+	// MaxBytes bounds the total size of the files read from the commit:
+	// kustomization files and the files they name. A commit that needs
+	// more is refused (ErrInvalid). Default DefaultMaxBytes.
+	MaxBytes int64
+}
+
+// Defaults fills what was left empty.
+func (o *Options) Defaults() {
+	if o.MaxBytes == 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+}
+
+// Validate reports options that cannot work.
+func (o *Options) Validate() error {
+	if o.MaxBytes < 0 {
+		return fmt.Errorf("render: MaxBytes %d is negative", o.MaxBytes)
+	}
+	return nil
+}
+
+// Render renders the kustomization in directory dir of a commit's tree
+// ("" or "." for the repository root) with the default Options. See
+// Options.Render.
+func Render(tree *object.Tree, dir string) ([]*unstructured.Unstructured, error) {
+	return Options{}.Render(tree, dir)
+}
+
+// Render renders the kustomization in directory dir of a commit's tree
+// ("" or "." for the repository root), or the plain YAML files of dir when
+// it has no kustomization file, and returns the objects in a
+// deterministic order (see the package doc). Errors caused by the commit
+// match ErrInvalid. The tree is read, never written; like any go-git
+// object it must not be used by another goroutine meanwhile.
+func (o Options) Render(tree *object.Tree, dir string) ([]*unstructured.Unstructured, error) {
+	o.Defaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if tree == nil {
+		return nil, errors.New("render: nil tree")
+	}
+	dir, err := join("", strings.TrimPrefix(dir, "./"))
+	if err != nil {
+		return nil, invalid(dir, err)
+	}
+	w := &walker{repo: newRepo(tree, o.MaxBytes), visited: map[string]bool{}}
+	n, err := w.repo.stat(dir)
+	if errors.Is(err, errNotFound) {
+		return nil, invalid(dirName(dir), errors.New("no such directory in the commit"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !n.dir {
+		return nil, invalid(dir, errors.New("not a directory"))
+	}
+	kf, err := w.kustomizationFile(dir)
+	if err != nil {
+		return nil, err
+	}
+	if kf == "" {
+		if _, err := w.generate(dir); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.kustomization(dir, false, 0); err != nil {
+		return nil, err
+	}
+	return build(w.repo.files, dir)
+}
+
+// build runs kustomize over the files the walk read.
+func build(files map[string][]byte, dir string) ([]*unstructured.Unstructured, error) {
+	fs := filesys.MakeFsInMemory()
+	for p, data := range files {
+		if err := fs.WriteFile("/"+p, data); err != nil {
+			return nil, fmt.Errorf("render: in-memory file %s: %w", p, err)
+		}
+	}
+	opts := krusty.MakeDefaultOptions()
+	opts.LoadRestrictions = types.LoadRestrictionsRootOnly
+	opts.PluginConfig = types.DisabledPluginConfig()
+	opts.AddManagedbyLabel = false
+	rm, err := krusty.MakeKustomizer(opts).Run(fs, path.Join("/", dir))
+	if err != nil {
+		return nil, invalid("", fmt.Errorf("kustomize build %s: %w", dirName(dir), err))
+	}
+	objs := make([]*unstructured.Unstructured, 0, rm.Size())
+	for _, r := range rm.Resources() {
+		data, err := r.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("render: encode %s: %w", r.CurId(), err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(data); err != nil {
+			return nil, invalid("", fmt.Errorf("object %s: %w", r.CurId(), err))
+		}
+		objs = append(objs, u)
+	}
+	slices.SortStableFunc(objs, compareObjects)
+	return objs, nil
+}
+
+// compareObjects orders Namespaces first and CustomResourceDefinitions
+// next, so that applying in order never meets a missing namespace or kind,
+// then everything by group, version, kind, namespace and name.
+func compareObjects(a, b *unstructured.Unstructured) int {
+	ga, gb := a.GroupVersionKind(), b.GroupVersionKind()
+	return cmp.Or(
+		cmp.Compare(kindRank(ga.Kind), kindRank(gb.Kind)),
+		cmp.Compare(ga.Group, gb.Group),
+		cmp.Compare(ga.Kind, gb.Kind),
+		cmp.Compare(ga.Version, gb.Version),
+		cmp.Compare(a.GetNamespace(), b.GetNamespace()),
+		cmp.Compare(a.GetName(), b.GetName()),
+	)
+}
+
+func kindRank(kind string) int {
+	switch kind {
+	case "Namespace":
+		return 0
+	case "CustomResourceDefinition":
+		return 1
+	default:
+		return 2
+	}
+}
