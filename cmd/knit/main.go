@@ -21,8 +21,10 @@ type command struct {
 }
 
 var commands = map[string]command{
+	"activator":  {summary: "the activator: buffers requests for revisions at zero, throttles, probes replicas", run: runActivator},
 	"dev":        {summary: "run knit locally: control plane, webhooks, controllers, ingress, Git server", run: runDev},
 	"autoscaler": {summary: "the KPA autoscaler; `knit autoscaler simulate` replays a load trace", run: runAutoscaler},
+	"pr":         {summary: "open, close or merge a pull request without a forge: a tagged preview and a canary", run: runPR},
 	"queue":      {summary: "the queue-proxy sidecar beside an app replica (Knative's environment variables)", run: runQueue},
 	"version":    {summary: "print knit's version", run: runVersion},
 }

@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"context" // DEBUGTMP
 	"fmt"
 	"log/slog"
 	"net"
@@ -34,7 +33,6 @@ func newAppProxy(addr string, transport http.RoundTripper, log *slog.Logger) *ht
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			in, out := pr.In, pr.Out
-			context.AfterFunc(in.Context(), func() { log.Warn("DEBUG in ctx done", "cause", context.Cause(in.Context()), "t", time.Now()) }) // DEBUGTMP
 			out.URL.Scheme = "http"
 			out.URL.Host = addr
 			if h := in.Header[originalHostHeader]; len(h) > 0 {

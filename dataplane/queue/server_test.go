@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog" // DEBUGTMP
 	"net"
 	"net/http"
-	"os" // DEBUGTMP
 	"strings"
 	"sync"
 	"testing"
@@ -54,7 +52,6 @@ func startQueue(t *testing.T, userPort int, mutate func(*Config)) *testQueue {
 	cfg.UserPort = userPort
 	cfg.DrainQuietPeriod = 0
 	cfg.Revision, cfg.Pod = "hello-abc1234", "hello-abc1234-pod"
-	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})) // DEBUGTMP
 	if mutate != nil {
 		mutate(&cfg)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/knitops/knit/gitsync/forge"
 	"github.com/knitops/knit/gitsync/gitserver"
 	"github.com/knitops/knit/gitsync/plan"
+	"github.com/knitops/knit/gitsync/pullrequest"
 	gitsource "github.com/knitops/knit/gitsync/source"
 )
 
@@ -164,37 +165,12 @@ func (g *gitPlane) onForgeEvent(ctx context.Context, e forge.Event) error {
 	}
 	key := repoKey(e.Repo)
 	if e.Kind == forge.KindPullRequest {
-		if err := upsertPullRequest(ctx, *c, key, e); err != nil {
+		if err := pullrequest.FromForge(ctx, *c, key, e); err != nil {
 			return err
 		}
 	}
 	g.trigger(key)
 	return nil
-}
-
-// upsertPullRequest records a forge's pull request as <repo>-<number>,
-// keeping a canary percent set by hand.
-func upsertPullRequest(ctx context.Context, c client.Client, repo types.NamespacedName, e forge.Event) error {
-	pr := &knitv1alpha1.PullRequest{ObjectMeta: metav1.ObjectMeta{Namespace: repo.Namespace, Name: fmt.Sprintf("%s-%d", repo.Name, e.Number)}}
-	err := c.Get(ctx, client.ObjectKeyFromObject(pr), pr)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return err
-	}
-	exists := err == nil
-	pr.Spec.Repository, pr.Spec.Number = repo.Name, e.Number
-	pr.Spec.HeadBranch, pr.Spec.BaseBranch, pr.Spec.HeadCommit = e.HeadBranch, e.BaseBranch, e.HeadSHA
-	switch {
-	case e.Action == forge.ActionClosed && e.Merged:
-		pr.Spec.State = knitv1alpha1.PullRequestMerged
-	case e.Action == forge.ActionClosed:
-		pr.Spec.State = knitv1alpha1.PullRequestClosed
-	default:
-		pr.Spec.State = knitv1alpha1.PullRequestOpen
-	}
-	if exists {
-		return c.Update(ctx, pr)
-	}
-	return c.Create(ctx, pr)
 }
 
 // sourceDir answers the local runtime: a Revision deployed from Git builds

@@ -1,0 +1,131 @@
+package activator
+
+import (
+	"context"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+// The private Service over a Revision's replicas is named after it with
+// this suffix; its slices carry the serving port under httpPortName.
+const (
+	privateSuffix = "-private"
+	httpPortName  = "http"
+)
+
+// SetupWithManager keeps every Revision's containerConcurrency, timeout
+// and ready replicas from the manager's cache: Revisions, and the
+// EndpointSlices of their private Services. It also adds the activator
+// to the manager, so Start runs with it. Neither needs the leader: every
+// activator replica serves. Call it before serving requests.
+func (a *Activator) SetupWithManager(mgr ctrl.Manager) error {
+	// Informers made now join the cache's first sync, so a caller that
+	// waits for it (knit activator) starts serving with every Revision known.
+	for _, obj := range []client.Object{&servingv1.Revision{}, &discoveryv1.EndpointSlice{}} {
+		if _, err := mgr.GetCache().GetInformer(context.Background(), obj, cache.BlockUntilSynced(false)); err != nil {
+			return err
+		}
+	}
+	r := &endpointsReconciler{client: mgr.GetClient(), a: a}
+	a.resolve = func(ctx context.Context, key types.NamespacedName) error {
+		_, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: key})
+		return err
+	}
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named("activator").
+		For(&servingv1.Revision{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(revisionOfSlice),
+			builder.WithPredicates(predicate.NewPredicateFuncs(func(obj client.Object) bool {
+				return strings.HasSuffix(obj.GetLabels()[discoveryv1.LabelServiceName], privateSuffix)
+			}))).
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
+		Complete(r)
+	if err != nil {
+		return err
+	}
+	return mgr.Add(a)
+}
+
+// revisionOfSlice maps a private Service's slice to its Revision.
+func revisionOfSlice(_ context.Context, obj client.Object) []reconcile.Request {
+	name, ok := strings.CutSuffix(obj.GetLabels()[discoveryv1.LabelServiceName], privateSuffix)
+	if !ok || name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+}
+
+// endpointsReconciler copies a Revision and its private slices from the
+// cache into the activator.
+type endpointsReconciler struct {
+	client client.Reader
+	a      *Activator
+	// mu orders reconciles, which the request path also runs for a
+	// Revision it meets first: a later cache read is always applied last.
+	mu sync.Mutex
+}
+
+func (r *endpointsReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rev := &servingv1.Revision{}
+	if err := r.client.Get(ctx, req.NamespacedName, rev); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.a.Forget(req.NamespacedName)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	var list discoveryv1.EndpointSliceList
+	if err := r.client.List(ctx, &list, client.InNamespace(req.Namespace),
+		client.MatchingLabels{discoveryv1.LabelServiceName: req.Name + privateSuffix}); err != nil {
+		return reconcile.Result{}, err
+	}
+	r.a.update(req.NamespacedName, configFor(rev, r.a.opts.MaxWait), readyAddresses(list.Items))
+	return reconcile.Result{}, nil
+}
+
+// readyAddresses are the host:port of the slices' ready endpoints (ready
+// unset counts as ready, as Kubernetes says) on the port named http,
+// sorted and without repeats. Any address type dials the same: knit dev
+// publishes 127.0.0.1 as an FQDN.
+func readyAddresses(items []discoveryv1.EndpointSlice) []string {
+	var out []string
+	for _, s := range items {
+		port := int32(0)
+		for _, p := range s.Ports {
+			if p.Name != nil && *p.Name == httpPortName && p.Port != nil {
+				port = *p.Port
+			}
+		}
+		if port == 0 {
+			continue
+		}
+		for _, ep := range s.Endpoints {
+			if len(ep.Addresses) == 0 || (ep.Conditions.Ready != nil && !*ep.Conditions.Ready) {
+				continue
+			}
+			out = append(out, net.JoinHostPort(ep.Addresses[0], strconv.Itoa(int(port))))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}

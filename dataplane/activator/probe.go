@@ -1,0 +1,94 @@
+package activator
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// The probe the queue-proxy answers itself, as Knative's activator sends
+// it: 200 with body "queue" when the replica is ready.
+const (
+	probeHeader    = "K-Network-Probe"
+	probeValue     = "queue"
+	probeUserAgent = "Knative-Activator-Probe"
+)
+
+// probeBackoff is the wait after the attempt'th failed probe (from 0):
+// 25ms doubling up to 1s, so a replica that turns ready is seen within
+// about a second at worst, and within milliseconds during a cold start.
+func probeBackoff(attempt int) time.Duration {
+	d := 25 * time.Millisecond
+	for range attempt {
+		d *= 2
+		if d >= time.Second {
+			return time.Second
+		}
+	}
+	return d
+}
+
+// probe asks the queue-proxy at addr whether its replica is ready. It
+// goes through the proxy's transport, so the connection it opens is the
+// one the first request reuses.
+func probe(ctx context.Context, rt http.RoundTripper, addr string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
+	if err != nil {
+		return err
+	}
+	req.Header[probeHeader] = []string{probeValue}
+	req.Header["User-Agent"] = []string{probeUserAgent}
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK || string(body) != probeValue {
+		return fmt.Errorf("probe of %s answered %d %q", addr, resp.StatusCode, body)
+	}
+	return nil
+}
+
+// probeUntilReady probes addr with backoff until it answers ready, then
+// adds it to the Revision's ready endpoints, unless c was replaced or
+// stopped meanwhile.
+func (r *revision) probeUntilReady(ctx context.Context, addr string, c *candidate) {
+	for attempt := 0; ; attempt++ {
+		err := probe(ctx, r.a.transport.http1, addr, r.a.opts.ProbeTimeout)
+		if err == nil {
+			r.mu.Lock()
+			if r.candidates[addr] == c && ctx.Err() == nil {
+				c.ready = true
+				r.thr.add(addr)
+			}
+			r.mu.Unlock()
+			return
+		}
+		if attempt == 0 {
+			r.a.log.Debug("Replica not ready yet", "revision", r.name, "addr", addr, "err", err)
+		}
+		if sleep(ctx, probeBackoff(attempt)) != nil {
+			return
+		}
+	}
+}
+
+// sleep waits d or until ctx ends, whichever is first.
+func sleep(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}

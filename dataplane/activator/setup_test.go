@@ -1,0 +1,157 @@
+package activator
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/knitops/knit/api"
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+// startManager starts an API server (envtest, with knit's CRDs) and a
+// manager on it with the activator set up; it returns a client and the
+// activator's URL.
+func startManager(t *testing.T, opts Options) (client.Client, *Activator, string) {
+	t.Helper()
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		if testing.Short() {
+			t.Skip("KUBEBUILDER_ASSETS unset; this test needs kube-apiserver and etcd")
+		}
+		t.Fatal("KUBEBUILDER_ASSETS is unset: run `make test`, or `make tools` then " +
+			"`KUBEBUILDER_ASSETS=$PWD/bin go test ./dataplane/activator/`; -short skips envtest tests")
+	}
+	ctrl.SetLogger(logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "charts", "knit", "crds")},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("start envtest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stop envtest: %v", err)
+		}
+	})
+	scheme, err := api.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	srv := h2cServer(t, a)
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	return mgr.GetClient(), a, srv.URL
+}
+
+// Requests for a Revision known only to the API server flow once its
+// private EndpointSlice has a ready endpoint.
+func TestSetupWithManager(t *testing.T) {
+	rep := newFakeReporter()
+	k8s, a, url := startManager(t, Options{Reporter: rep, StatsInterval: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	key := types.NamespacedName{Namespace: "activator-test", Name: "hello-00001"}
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: key.Namespace}}); err != nil {
+		t.Fatal(err)
+	}
+	revision := &servingv1.Revision{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+		Spec: servingv1.RevisionSpec{
+			PodSpec:              servingv1.PodSpec{Containers: []corev1.Container{{Name: "user-container", Image: "example.com/hello"}}},
+			ContainerConcurrency: ptr.To[int64](1),
+			TimeoutSeconds:       ptr.To[int64](30),
+		},
+	}
+	if err := k8s.Create(ctx, revision); err != nil {
+		t.Fatal(err)
+	}
+	q := newFakeQueue(t, true, reply("hello from the replica"))
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: key.Namespace, Name: key.Name + "-private-abcde",
+			Labels: map[string]string{discoveryv1.LabelServiceName: key.Name + "-private"},
+		},
+		// The API server refuses loopback IPs; knit dev publishes them as FQDNs.
+		AddressType: discoveryv1.AddressTypeFQDN,
+		Endpoints: []discoveryv1.Endpoint{{
+			Addresses:  []string{"127.0.0.1"},
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(false)},
+		}},
+		Ports: []discoveryv1.EndpointPort{
+			{Name: ptr.To("http"), Port: ptr.To(int32(q.srv.Listener.Addr().(*net.TCPAddr).Port)), Protocol: ptr.To(corev1.ProtocolTCP)},
+			{Name: ptr.To("http-autometric"), Port: ptr.To(int32(1)), Protocol: ptr.To(corev1.ProtocolTCP)},
+		},
+	}
+	if err := k8s.Create(ctx, slice); err != nil {
+		t.Fatal(err)
+	}
+
+	eventually(t, "the activator to know the revision", func() bool { return a.get(key) != nil })
+	pending := sendAsync(ctx, newClient(t), url, key)
+	if got := receive(t, rep.pokes, "a poke"); got != key {
+		t.Fatalf("poked %s, want %s", got, key)
+	}
+
+	slice.Endpoints[0].Conditions.Ready = ptr.To(true)
+	if err := k8s.Update(ctx, slice); err != nil {
+		t.Fatal(err)
+	}
+	if res := receive(t, pending, "the response"); res.status != http.StatusOK || res.body != "hello from the replica" {
+		t.Fatalf("got %v, want 200 from the replica", res)
+	}
+	if r := a.get(key); r.thr.cc != 1 || r.thr.wait != 30*time.Second {
+		t.Errorf("throttler cc %d, wait %v; want the revision's 1 and 30s", r.thr.cc, r.thr.wait)
+	}
+
+	// A request that beats the reconciler reads the Revision from the cache.
+	a.Forget(key)
+	if res := send(ctx, newClient(t), http.MethodGet, url, key, ""); res.status != http.StatusOK {
+		t.Fatalf("after Forget: %v, want the revision read from the cache and served", res)
+	}
+	if res := send(ctx, newClient(t), http.MethodGet, url, types.NamespacedName{Namespace: key.Namespace, Name: "nope"}, ""); res.status != http.StatusBadGateway {
+		t.Fatalf("unknown revision: %v, want 502", res)
+	}
+
+	if err := k8s.Delete(ctx, revision); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the activator to forget the deleted revision", func() bool { return a.get(key) == nil })
+}
