@@ -3,6 +3,7 @@ package dev
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/controllers/announce"
@@ -22,7 +24,10 @@ import (
 	"github.com/knitops/knit/controllers/route"
 	"github.com/knitops/knit/controllers/serverlessservice"
 	"github.com/knitops/knit/controllers/service"
+	"github.com/knitops/knit/dataplane/activator"
+	"github.com/knitops/knit/dataplane/autoscaler"
 	"github.com/knitops/knit/dataplane/ingress"
+	"github.com/knitops/knit/dataplane/kpa"
 	"github.com/knitops/knit/local/runtime"
 )
 
@@ -47,13 +52,20 @@ var queueEnv = []corev1.EnvVar{
 // setupControllers registers every reconciler knit dev runs, in the order
 // a Service flows through them, and the local runtime that runs the
 // Deployments they create.
-func setupControllers(mgr ctrl.Manager, opts Options, store *config.Store, router *ingress.Router, ingressAddr string, git *gitPlane, announcer *announce.Announcer) error {
+func setupControllers(mgr ctrl.Manager, opts Options, store *config.Store, router *ingress.Router, ingressAddr string,
+	git *gitPlane, announcer *announce.Announcer, act *activatorPlane) error {
 	_, portStr, _ := net.SplitHostPort(ingressAddr)
 	port, _ := strconv.Atoi(portStr)
 	rt, err := runtime.New(runtime.Options{StateDir: opts.StateDir, SourceDir: git.sourceDir})
 	if err != nil {
 		return fmt.Errorf("local runtime: %w", err)
 	}
+	scaler := kpa.New(func() *autoscaler.Config { return store.Load().Autoscaler }, mgr.GetClient())
+	activate, err := activator.New(activator.Options{Reporter: scaler, Registry: metrics.Registry, Logger: slog.Default()})
+	if err != nil {
+		return fmt.Errorf("activator: %w", err)
+	}
+	act.srv.Handler = activate
 	steps := []struct {
 		name  string
 		setup func() error
@@ -62,7 +74,9 @@ func setupControllers(mgr ctrl.Manager, opts Options, store *config.Store, route
 		{"service", func() error { return service.SetupWithManager(mgr) }},
 		{"configuration", func() error { return configuration.SetupWithManager(mgr) }},
 		{"revision", func() error { return revision.SetupWithManager(mgr, store, queueImage, queueEnv...) }},
-		{"podautoscaler", func() error { return podautoscaler.SetupWithManager(mgr, podautoscaler.StaticRecommender{}, nil) }},
+		{"autoscaler", func() error { return mgr.Add(scaler) }},
+		{"podautoscaler", func() error { return podautoscaler.SetupWithManager(mgr, scaler, scaler.Wakes()) }},
+		{"activator", func() error { return activate.SetupWithManager(mgr) }},
 		{"serverlessservice", func() error { return serverlessservice.SetupWithManager(mgr, activatorService) }},
 		{"route", func() error { return route.SetupWithManager(mgr, store, port) }},
 		{"revision-gc", func() error { return gc.SetupWithManager(mgr, store) }},

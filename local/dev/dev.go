@@ -57,6 +57,11 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	}
 	defer git.server.Close()
 	gitServer.srv.Handler = git.Handler()
+	act, err := listenActivator()
+	if err != nil {
+		return err
+	}
+	defer act.ln.Close()
 
 	apiSrv, err := startAPI(ctx, opts)
 	if err != nil {
@@ -64,12 +69,13 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	}
 	defer func() { err = errors.Join(err, apiSrv.stop()) }()
 
-	return serve(ctx, opts, apiSrv, router, git, []*listener{ingressLn, gitServer}, out)
+	return serve(ctx, opts, apiSrv, router, git, act, []*listener{ingressLn, gitServer}, out)
 }
 
 // serve runs everything that needs the API: CRDs, webhooks, the manager and
 // the listeners, until ctx ends or one of them fails.
-func serve(ctx context.Context, opts Options, apiSrv *apiServer, router *ingress.Router, git *gitPlane, listeners []*listener, out io.Writer) error {
+func serve(ctx context.Context, opts Options, apiSrv *apiServer, router *ingress.Router, git *gitPlane, act *activatorPlane,
+	listeners []*listener, out io.Writer) error {
 	scheme, err := api.NewScheme()
 	if err != nil {
 		return err
@@ -111,9 +117,13 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, router *ingress
 	}
 	defer closeDispatcher(dispatcher)
 	announcer := announce.New(mgr.GetClient(), dispatcher)
-	if err := setupControllers(mgr, opts, store, router, listeners[0].ln.Addr().String(), git, announcer); err != nil {
+	if err := setupControllers(mgr, opts, store, router, listeners[0].ln.Addr().String(), git, announcer, act); err != nil {
 		return err
 	}
+	if err := act.publish(ctx, c); err != nil {
+		return err
+	}
+	listeners = append(listeners, &listener{name: "activator", ln: act.ln, srv: act.srv})
 	gitClient := mgr.GetClient()
 	git.client.Store(&gitClient)
 

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/go-logr/logr"
 	"os"
 	"path/filepath"
 	"time"
@@ -75,7 +76,9 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 		select {
 		case <-p.done:
 		case <-ctx.Done():
-			p.stop(r.gracePeriod(), r.rt.killed)
+			grace, began := r.gracePeriod(), time.Now()
+			r.preStop(c, l, grace, log)
+			p.stop(max(grace-time.Since(began), 0), r.rt.killed)
 			r.update(i, func(s *containerState) { s.running, s.ready, s.pid = false, false, 0 })
 			return
 		}
@@ -167,4 +170,37 @@ func openLog(path string) (*os.File, error) {
 		return nil, err
 	}
 	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+}
+
+// preStop runs the container's preStop hook before it is sent SIGTERM,
+// within the grace period, as the kubelet does. Knative's hook on the app
+// waits for the queue-proxy to drain, so the app keeps serving the
+// requests the queue-proxy still holds.
+func (r *replica) preStop(c *corev1.Container, l launch, budget time.Duration, log logr.Logger) {
+	if c.Lifecycle == nil || c.Lifecycle.PreStop == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	go func() {
+		select {
+		case <-r.rt.killed: // shutdown ran out of time: no more grace
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	h := c.Lifecycle.PreStop
+	pr := newProber(nil, c, r.ports, l.env, l.dir)
+	var err error
+	switch {
+	case h.HTTPGet != nil:
+		err = pr.checkHTTP(ctx, h.HTTPGet)
+	case h.Exec != nil:
+		err = pr.checkExec(ctx, h.Exec.Command)
+	case h.Sleep != nil:
+		sleepCtx(ctx, time.Duration(h.Sleep.Seconds)*time.Second)
+	}
+	if err != nil {
+		log.Info("PreStop hook failed", "error", err.Error())
+	}
 }

@@ -55,14 +55,24 @@ func MakeDeployment(rev *servingv1.Revision, cfg DeploymentConfig) *appsv1.Deplo
 	}
 }
 
+// drainFirst is Knative's preStop hook on the app: it returns once the
+// queue-proxy has drained, so the app gets SIGTERM only after the requests
+// the queue-proxy still holds are answered.
+var drainFirst = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{
+	Port: intstr.FromInt32(QueueAdminPort), Path: "/wait-for-drain",
+}}}
+
+// routingLabels change as traffic moves; on pods they would restart the
+// replicas, so they stay on the Revision.
+var routingLabels = map[string]bool{RoutingStateLabelKey: true, servingv1.RouteLabelKey: true}
+
 // podLabels are the Revision's labels, as Knative gives them to its pods
 // (knit.dev/repository tells the local runtime which checkout to build),
-// plus the revision label the selector uses. The routing state is left
-// out: it changes as traffic moves, and must not restart the replicas.
+// plus the revision label the selector uses, without routingLabels.
 func podLabels(rev *servingv1.Revision) map[string]string {
 	labels := make(map[string]string, len(rev.Labels)+1)
 	for k, v := range rev.Labels {
-		if k != RoutingStateLabelKey {
+		if !routingLabels[k] {
 			labels[k] = v
 		}
 	}
@@ -79,6 +89,7 @@ func makePodSpec(rev *servingv1.Revision, cfg DeploymentConfig) corev1.PodSpec {
 		if i == serving {
 			c.Env = append(c.Env, userEnv(rev, UserPort(rev))...)
 			c.ReadinessProbe = nil // the queue-proxy probes the app and reports for the pod
+			c.Lifecycle = drainFirst
 		}
 		containers = append(containers, c)
 	}

@@ -38,6 +38,7 @@ func TestMakeDeploymentEnvContract(t *testing.T) {
 	rev := testRevision(func(r *servingv1.Revision) {
 		r.Labels["knit.dev/repository"] = "hello"
 		r.Labels[RoutingStateLabelKey] = "active"
+		r.Labels[servingv1.RouteLabelKey] = "hello"
 		r.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "h2c", ContainerPort: 9000}}
 		r.Spec.ContainerConcurrency = ptr.To[int64](5)
 		r.Spec.TimeoutSeconds = ptr.To[int64](60)
@@ -45,7 +46,7 @@ func TestMakeDeploymentEnvContract(t *testing.T) {
 	d := MakeDeployment(rev, DeploymentConfig{QueueImage: "knit://queue", InitialReplicas: 2, ProgressDeadlineSeconds: 120,
 		QueueEnv: []corev1.EnvVar{{Name: "QUEUE_LISTEN_HOST", Value: "127.0.0.1"}}})
 
-	if l := d.Spec.Template.Labels; l["knit.dev/repository"] != "hello" || l[servingv1.RevisionLabelKey] != "hello-00001" || l[RoutingStateLabelKey] != "" {
+	if l := d.Spec.Template.Labels; l["knit.dev/repository"] != "hello" || l[servingv1.RevisionLabelKey] != "hello-00001" || l[RoutingStateLabelKey] != "" || l[servingv1.RouteLabelKey] != "" {
 		t.Errorf("pod labels = %v, want the revision's labels but its routing state", l)
 	}
 	if got := *d.Spec.Replicas; got != 2 {
@@ -68,6 +69,9 @@ func TestMakeDeploymentEnvContract(t *testing.T) {
 		if queue[k] != want {
 			t.Errorf("queue env %s = %q, want %q", k, queue[k], want)
 		}
+	}
+	if h := containers[0].Lifecycle; h == nil || h.PreStop.HTTPGet.Path != "/wait-for-drain" || h.PreStop.HTTPGet.Port.IntVal != QueueAdminPort {
+		t.Errorf("app lifecycle = %+v, want a preStop that waits for the queue-proxy to drain", h)
 	}
 	if got := *d.Spec.Template.Spec.TerminationGracePeriodSeconds; got != 60 {
 		t.Errorf("grace period = %d, want the revision timeout 60", got)

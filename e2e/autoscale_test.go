@@ -1,0 +1,145 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
+)
+
+// TestAutoscaleJourney is the data-plane issue's journey: examples/autoscale
+// at target 10 under a bounded load of concurrency 30 scales out to 3+
+// replicas, returns to zero once the load stops, and cold-starts on the
+// next request, with no request failing anywhere.
+func TestAutoscaleJourney(t *testing.T) {
+	if testing.Short() {
+		t.Skip("e2e: starts knit dev")
+	}
+	d := startKnitDev(t, filepath.Join(t.TempDir(), "state"))
+	c := d.client(t)
+	ctx := context.Background()
+	// Knative's own knobs, shortened so the journey takes a minute, not five.
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "knit-system", Name: "config-autoscaler"},
+		Data:       map[string]string{"stable-window": "10s", "scale-to-zero-grace-period": "5s"},
+	}
+	if err := c.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := d.kubectl(t, "apply", "-f", "examples/autoscale/service.yaml"); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	host := "autoscale.default.localhost"
+	waitBody(t, d.httpAddr, host, "Nothing asked: try ?sleep=100&prime=10000&bloat=5", 3*time.Minute)
+	pa := func(ctx context.Context) (*autoscalingv1alpha1.PodAutoscaler, error) {
+		pa := &autoscalingv1alpha1.PodAutoscaler{}
+		return pa, c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "autoscale-00001"}, pa)
+	}
+
+	load := startLoad(d.httpAddr, host, "/?sleep=100", 30, 90*time.Second)
+	var peak int32
+	waitFor(t, "scale out to 3+ ready replicas under load", 80*time.Second, func(ctx context.Context) (bool, string) {
+		p, err := pa(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		desired, actual := ptr.Deref(p.Status.DesiredScale, -1), ptr.Deref(p.Status.ActualScale, -1)
+		peak = max(peak, actual)
+		return actual >= 3, fmt.Sprintf("desired %d actual %d", desired, actual)
+	})
+	sent, failed := load.stop()
+	t.Logf("load: %d requests, peak %d replicas", sent, peak)
+	if sent == 0 || failed != 0 {
+		t.Fatalf("load: %d of %d requests failed; first failure: %s", failed, sent, load.firstFailure())
+	}
+
+	waitFor(t, "back to zero after the load", 90*time.Second, func(ctx context.Context) (bool, string) {
+		p, err := pa(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		desired, actual := ptr.Deref(p.Status.DesiredScale, -1), ptr.Deref(p.Status.ActualScale, -1)
+		return actual == 0 && desired == 0, fmt.Sprintf("desired %d actual %d", desired, actual)
+	})
+
+	began := time.Now()
+	code, body, err := get(d.httpAddr, host)
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("cold start: %d %q %v", code, body, err)
+	}
+	t.Logf("cold start answered in %s", time.Since(began).Round(time.Millisecond))
+}
+
+// loadGen keeps n requests in flight until stopped or its time bound.
+type loadGen struct {
+	cancel       context.CancelFunc
+	wg           sync.WaitGroup
+	sent, failed atomic.Int64
+	mu           sync.Mutex
+	first        string
+}
+
+func startLoad(addr, host, path string, n int, bound time.Duration) *loadGen {
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	l := &loadGen{cancel: cancel}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}, Timeout: 30 * time.Second}
+	for range n {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for ctx.Err() == nil {
+				req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://"+addr+path, nil)
+				req.Host = host
+				resp, err := client.Do(req)
+				l.sent.Add(1)
+				switch {
+				case err != nil:
+					l.fail(err.Error())
+				case resp.StatusCode != http.StatusOK:
+					b, _ := io.ReadAll(resp.Body)
+					l.fail(fmt.Sprintf("%d %s", resp.StatusCode, b))
+				default:
+					io.Copy(io.Discard, resp.Body)
+				}
+				if resp != nil {
+					resp.Body.Close()
+				}
+			}
+		}()
+	}
+	return l
+}
+
+func (l *loadGen) fail(msg string) {
+	l.failed.Add(1)
+	l.mu.Lock()
+	if l.first == "" {
+		l.first = msg
+	}
+	l.mu.Unlock()
+}
+
+// stop ends the load, waits for requests in flight, and counts.
+func (l *loadGen) stop() (sent, failed int64) {
+	l.cancel()
+	l.wg.Wait()
+	return l.sent.Load(), l.failed.Load()
+}
+
+func (l *loadGen) firstFailure() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.first
+}
