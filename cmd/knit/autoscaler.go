@@ -13,9 +13,9 @@ import (
 	"github.com/knitops/knit/dataplane/autoscaler"
 )
 
-// runAutoscaler dispatches `knit autoscaler <subcommand>`. Only the offline
-// simulator exists so far; the live autoscaler server will join it here.
-func runAutoscaler(_ context.Context, args []string, stdout, stderr io.Writer) error {
+// runAutoscaler dispatches `knit autoscaler <subcommand>`: the offline
+// simulator, or the live autoscaler.
+func runAutoscaler(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		autoscalerUsage(stderr)
 		return flag.ErrHelp
@@ -23,6 +23,8 @@ func runAutoscaler(_ context.Context, args []string, stdout, stderr io.Writer) e
 	switch args[0] {
 	case "simulate":
 		return runAutoscalerSimulate(args[1:], stdout, stderr)
+	case "run":
+		return runAutoscalerServe(ctx, args[1:], stderr)
 	default:
 		fmt.Fprintf(stderr, "knit autoscaler: unknown subcommand %q\n\n", args[0])
 		autoscalerUsage(stderr)
@@ -35,6 +37,7 @@ func autoscalerUsage(w io.Writer) {
 
 subcommands:
   simulate   replay a load trace through the KPA and print its decisions
+  run        the live autoscaler against a cluster (scrapes queue-proxies, hears activators)
 `)
 }
 

@@ -18,6 +18,8 @@ import (
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Actual Replicas",type=integer,JSONPath=`.status.actualReplicas`
 // +kubebuilder:printcolumn:name="Desired Replicas",type=integer,JSONPath=`.status.desiredReplicas`
+// +kubebuilder:printcolumn:name="Commit",type=string,JSONPath=`.metadata.annotations['knit\.dev/commit']`,description="The Git commit the Revision was deployed from"
+// +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.metadata.annotations['knit\.dev/message']`,description="The commit's subject"
 type Revision struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
