@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -32,7 +33,7 @@ func runPR(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("knit pr "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	kubeconfig := fs.String("kubeconfig", ".knit/kubeconfig", "kubeconfig of the cluster knit runs on")
+	kubeconfig := fs.String("kubeconfig", defaultKubeconfig(), "kubeconfig of the cluster knit runs on ($KUBECONFIG, else knit dev's .knit/kubeconfig)")
 	namespace := fs.String("namespace", "default", "namespace of the GitRepository")
 	repo := fs.String("repo", "", "GitRepository the pull request belongs to (required)")
 	switch sub {
@@ -111,6 +112,13 @@ func runPR(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "knit pr: unknown subcommand %q\n\n", sub)
 	prUsage(stderr)
 	return flag.ErrHelp
+}
+
+func defaultKubeconfig() string {
+	if k := os.Getenv("KUBECONFIG"); k != "" {
+		return k
+	}
+	return ".knit/kubeconfig"
 }
 
 func prUsage(w io.Writer) {
