@@ -103,3 +103,53 @@ func TestRouterDoesNotRetryRequestsThatReachedTheApp(t *testing.T) {
 		t.Errorf("app called %d times, want exactly 1", n)
 	}
 }
+
+// A client speaking h2c (gRPC, say) reaches the app as HTTP/2: the
+// router mirrors the inbound protocol to the revision.
+func TestRouterPassesH2C(t *testing.T) {
+	backend := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "app saw %s", r.Proto)
+	}))
+	backend.Config.Protocols = new(http.Protocols)
+	backend.Config.Protocols.SetHTTP1(true)
+	backend.Config.Protocols.SetUnencryptedHTTP2(true)
+	backend.Start()
+	t.Cleanup(backend.Close)
+	port := int32(backend.Listener.Addr().(*net.TCPAddr).Port)
+
+	r := NewRouter()
+	r.Update(Build(
+		[]servingv1.Route{route("grpc", nil, "http://grpc.default.localhost", servingv1.TrafficTarget{RevisionName: "grpc-1", Percent: ptr.To[int64](100)})},
+		[]discoveryv1.EndpointSlice{slice("grpc-1", port, true, "127.0.0.1")},
+	))
+	front := httptest.NewUnstartedServer(r)
+	front.Config.Protocols = new(http.Protocols)
+	front.Config.Protocols.SetHTTP1(true)
+	front.Config.Protocols.SetUnencryptedHTTP2(true)
+	front.Start()
+	t.Cleanup(front.Close)
+
+	for _, tc := range []struct {
+		name string
+		h2c  bool
+		want string
+	}{{"h2c", true, "app saw HTTP/2.0"}, {"http/1.1", false, "app saw HTTP/1.1"}} {
+		tr := &http.Transport{}
+		if tc.h2c {
+			tr.Protocols = new(http.Protocols)
+			tr.Protocols.SetUnencryptedHTTP2(true)
+		}
+		req, _ := http.NewRequest(http.MethodGet, front.URL, nil)
+		req.Host = "grpc.default.localhost"
+		resp, err := (&http.Client{Transport: tr}).Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(body) != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, body, tc.want)
+		}
+		tr.CloseIdleConnections()
+	}
+}

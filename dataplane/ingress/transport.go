@@ -18,7 +18,18 @@ import (
 // under a second.
 var retryBackoff = []time.Duration{0, 20 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}
 
-func newTransport() *http.Transport {
+// newTransport speaks to a revision the protocol the client spoke: HTTP/2
+// (h2c, gRPC) in means h2c out, anything else HTTP/1.1 — so a gRPC client
+// reaches its app as HTTP/2 through the queue-proxy or the activator.
+func newTransport() *mirrorTransport {
+	h1 := baseTransport()
+	h2c := baseTransport()
+	h2c.Protocols = new(http.Protocols)
+	h2c.Protocols.SetUnencryptedHTTP2(true)
+	return &mirrorTransport{h1: h1, h2c: h2c}
+}
+
+func baseTransport() *http.Transport {
 	return &http.Transport{
 		Proxy:               nil,
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -26,8 +37,17 @@ func newTransport() *http.Transport {
 		MaxIdleConnsPerHost: 100,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
-		ForceAttemptHTTP2:   false,
 	}
+}
+
+// mirrorTransport picks the transport by the inbound request's protocol.
+type mirrorTransport struct{ h1, h2c *http.Transport }
+
+func (m *mirrorTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.ProtoMajor == 2 {
+		return m.h2c.RoundTrip(req)
+	}
+	return m.h1.RoundTrip(req)
 }
 
 // retryTransport picks the endpoint for each attempt from the current

@@ -23,7 +23,10 @@ func listen(name, addr string, h http.Handler) (*listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s address %s: %w (pick another with --%s-addr)", name, addr, err, name)
 	}
-	return &listener{name: name, ln: ln, srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}, nil
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, Protocols: new(http.Protocols)}
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetUnencryptedHTTP2(true) // h2c: gRPC clients through the ingress
+	return &listener{name: name, ln: ln, srv: srv}, nil
 }
 
 // URL is where users reach the listener.
