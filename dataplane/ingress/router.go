@@ -29,7 +29,13 @@ func NewRouter() *Router {
 }
 
 // Update installs a new table; requests already routed finish on the old.
-func (r *Router) Update(t *Table) { r.table.Store(t) }
+// Hosts whose split did not change keep their place in the pick cycle, so
+// a table rebuilt for an unrelated reason (a replica added elsewhere)
+// keeps every split exact.
+func (r *Router) Update(t *Table) {
+	t.inherit(r.table.Load())
+	r.table.Store(t)
+}
 
 type backendKey struct{}
 

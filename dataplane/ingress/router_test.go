@@ -153,3 +153,27 @@ func TestRouterPassesH2C(t *testing.T) {
 		tr.CloseIdleConnections()
 	}
 }
+
+// A table rebuilt for another reason (an endpoint added) keeps the split's
+// place in its cycle: any 100 consecutive requests still split exactly.
+func TestRouterKeepsSplitExactAcrossUpdates(t *testing.T) {
+	a, b := app(t, "a"), app(t, "b")
+	routes := []servingv1.Route{route("hello", nil, "http://hello.default.localhost",
+		servingv1.TrafficTarget{RevisionName: "hello-1", Percent: ptr.To[int64](50)},
+		servingv1.TrafficTarget{RevisionName: "hello-2", Percent: ptr.To[int64](50)})}
+	r := NewRouter()
+	r.Update(Build(routes, []discoveryv1.EndpointSlice{slice("hello-1", a, true, "127.0.0.1"), slice("hello-2", b, true, "127.0.0.1")}))
+	seen := map[string]int{}
+	for i := range 100 {
+		if i == 37 { // mid-cycle: a second replica of hello-2 appears
+			r.Update(Build(routes, []discoveryv1.EndpointSlice{
+				slice("hello-1", a, true, "127.0.0.1"), slice("hello-2", b, true, "127.0.0.1"), slice("hello-2", app(t, "b"), true, "127.0.0.1"),
+			}))
+		}
+		_, body := serve(t, r, "hello.default.localhost")
+		seen[strings.Fields(body)[0]]++
+	}
+	if seen["a"] != 50 || seen["b"] != 50 {
+		t.Errorf("100 requests across a table update split %v, want exactly 50/50", seen)
+	}
+}

@@ -3,6 +3,7 @@ package ingress
 import (
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -63,6 +64,31 @@ func Build(routes []servingv1.Route, slices []discoveryv1.EndpointSlice) *Table 
 		}
 	}
 	return t
+}
+
+// inherit carries the pick positions of old over to t for every host whose
+// schedule and revisions are unchanged.
+func (t *Table) inherit(old *Table) {
+	if old == nil {
+		return
+	}
+	for host, e := range t.hosts {
+		if o, ok := old.hosts[host]; ok && e.sameSplit(o) {
+			e.next.Store(o.next.Load())
+		}
+	}
+}
+
+func (e *entry) sameSplit(o *entry) bool {
+	if !slices.Equal(e.schedule, o.schedule) || len(e.backends) != len(o.backends) {
+		return false
+	}
+	for i := range e.backends {
+		if e.backends[i].revision != o.backends[i].revision {
+			return false
+		}
+	}
+	return true
 }
 
 // backend returns the one shared backend of a Revision, so every host that
