@@ -40,31 +40,8 @@ func parseGitea(h http.Header, body []byte, _ string) (Event, error) {
 	if typ != "push" && typ != "pull_request" {
 		return Event{}, ignore("gitea event %q is not handled", typ)
 	}
-	doc, err := jsonBody(h, body)
-	if err != nil {
-		return Event{}, fmt.Errorf("gitea %s: %w", typ, err)
-	}
-	what := "gitea " + typ
-	if typ == "push" {
-		var p githubPush
-		if err := decode(doc, &p, what); err != nil {
-			return Event{}, err
-		}
-		return p.event(what)
-	}
-	var p githubPullRequest
-	if err := decode(doc, &p, what); err != nil {
-		return Event{}, err
-	}
-	action, ok := giteaActions[p.Action]
-	if !ok {
-		return Event{}, ignore("gitea pull_request action %q is not handled", p.Action)
-	}
-	e, err := p.event(what, action)
-	if err != nil {
-		return Event{}, err
-	}
-	head, base := p.PullRequest.Head, p.PullRequest.Base
-	e.Fork = head.RepoID != 0 && base.RepoID != 0 && head.RepoID != base.RepoID
-	return e, nil
+	return parseGitHubShaped(h, body, "gitea", typ, giteaActions, func(p *githubPullRequest) bool {
+		head, base := p.PullRequest.Head, p.PullRequest.Base
+		return head.RepoID != 0 && base.RepoID != 0 && head.RepoID != base.RepoID
+	})
 }

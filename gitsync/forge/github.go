@@ -165,11 +165,20 @@ func parseGitHub(h http.Header, body []byte, _ string) (Event, error) {
 	if typ != "push" && typ != "pull_request" {
 		return Event{}, ignore("github event %q is not handled", typ)
 	}
+	return parseGitHubShaped(h, body, "github", typ, githubActions, func(p *githubPullRequest) bool {
+		return p.PullRequest.Head.Repo == nil || p.PullRequest.Head.Repo.FullName != p.Repository.FullName
+	})
+}
+
+// parseGitHubShaped reads a push or pull_request payload in GitHub's shape,
+// which Gitea and Forgejo share; only the actions and how a fork shows
+// differ.
+func parseGitHubShaped(h http.Header, body []byte, forge, typ string, actions map[string]Action, fork func(*githubPullRequest) bool) (Event, error) {
 	doc, err := jsonBody(h, body)
 	if err != nil {
-		return Event{}, fmt.Errorf("github %s: %w", typ, err)
+		return Event{}, fmt.Errorf("%s %s: %w", forge, typ, err)
 	}
-	what := "github " + typ
+	what := forge + " " + typ
 	if typ == "push" {
 		var p githubPush
 		if err := decode(doc, &p, what); err != nil {
@@ -181,14 +190,14 @@ func parseGitHub(h http.Header, body []byte, _ string) (Event, error) {
 	if err := decode(doc, &p, what); err != nil {
 		return Event{}, err
 	}
-	action, ok := githubActions[p.Action]
+	action, ok := actions[p.Action]
 	if !ok {
-		return Event{}, ignore("github pull_request action %q is not handled", p.Action)
+		return Event{}, ignore("%s pull_request action %q is not handled", forge, p.Action)
 	}
 	e, err := p.event(what, action)
 	if err != nil {
 		return Event{}, err
 	}
-	e.Fork = p.PullRequest.Head.Repo == nil || p.PullRequest.Head.Repo.FullName != p.Repository.FullName
+	e.Fork = fork(&p)
 	return e, nil
 }
