@@ -71,7 +71,9 @@ func (c *Cache) Fetch(ctx context.Context, key, url string, branches []string, a
 		return out, nil
 	}
 	remote := git.NewRemote(r.git.Storer, &config.RemoteConfig{Name: remoteName, URLs: []string{url}})
-	err = remote.FetchContext(ctx, &git.FetchOptions{RemoteName: remoteName, RefSpecs: specs, Auth: auth, Force: true, Tags: git.NoTags})
+	// Shallow: knit deploys branch heads, never walks history, so one
+	// commit per branch is all a fetch needs to bring.
+	err = remote.FetchContext(ctx, &git.FetchOptions{RemoteName: remoteName, RefSpecs: specs, Auth: auth, Force: true, Tags: git.NoTags, Depth: 1})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return Fetched{}, fmt.Errorf("fetch %v from %s: %w", branches, url, err)
 	}

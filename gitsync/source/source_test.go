@@ -80,6 +80,20 @@ func TestFetchCommitCheckout(t *testing.T) {
 		t.Fatalf("second fetch = %+v", got)
 	}
 
+	// A third commit on main after shallow fetches: the next fetch still
+	// brings exactly the new head.
+	git("checkout", "-q", "main")
+	writeFile(t, dir, "service.yaml", "kind: Service # third\n")
+	git("commit", "-qam", "third")
+	third := git("rev-parse", "HEAD")
+	got, err = c.Fetch(ctx, "default/hello", dir, []string{"main", "feature"}, nil)
+	if err != nil || got.Heads["main"] != third {
+		t.Fatalf("third fetch = %+v, %v; want main at %s", got, err, third)
+	}
+	if _, err := c.Commit("default/hello", third); err != nil {
+		t.Fatalf("the new head is not readable after a shallow fetch: %v", err)
+	}
+
 	root := t.TempDir()
 	out, err := c.Checkout("default/hello", second, root)
 	if err != nil {
