@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -95,8 +96,12 @@ func (p *pass) render(ctx context.Context, c plan.Commit, commit *object.Commit,
 	if err != nil {
 		return nil, err
 	}
+	source, err := sourceFingerprint(commit)
+	if err != nil {
+		return nil, err
+	}
 	return plan.Objects(plan.Input{
-		Commit: c, Rendered: rendered, Canaries: canaries,
+		Commit: c, Rendered: rendered, Canaries: canaries, Source: source,
 		Live:       func(name string) *servingv1.Service { return p.r.liveService(ctx, p.repo.Namespace, name) },
 		Namespaced: p.r.namespaced,
 	})
@@ -112,6 +117,36 @@ func renderCommit(commit *object.Commit, path string) ([]*unstructured.Unstructu
 		return nil, fmt.Errorf("render %s: %w", commit.Hash.String()[:7], err)
 	}
 	return objs, nil
+}
+
+// sourceFingerprint fingerprints the commit's app sources from its tree,
+// without reading a blob.
+func sourceFingerprint(commit *object.Commit) (string, error) {
+	tree, err := commit.Tree()
+	if err != nil {
+		return "", fmt.Errorf("tree of %s: %w", commit.Hash, err)
+	}
+	var walkErr error
+	fp := plan.SourceFingerprint(func(yield func(name, blob string) bool) {
+		walker := object.NewTreeWalker(tree, true, nil)
+		defer walker.Close()
+		for {
+			name, entry, err := walker.Next()
+			if err != nil {
+				if err != io.EOF {
+					walkErr = err
+				}
+				return
+			}
+			if entry.Mode.IsFile() && !yield(name, entry.Hash.String()) {
+				return
+			}
+		}
+	})
+	if walkErr != nil {
+		return "", fmt.Errorf("walk %s: %w", commit.Hash, walkErr)
+	}
+	return fp, nil
 }
 
 // commit reads a fetched commit and describes it for plan and events.

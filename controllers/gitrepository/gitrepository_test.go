@@ -108,6 +108,12 @@ func TestCommitsBecomeRevisions(t *testing.T) {
 		waitTemplate(t, ns, "hello-"+first[:7])
 	})
 
+	t.Run("a code change stamps a new revision of a Service built from the repository", func(t *testing.T) {
+		code := g.commit("Change the code", map[string]string{"cmd/hello/main.go": "package main\n\nfunc main() {}\n"})
+		trigger(ns, "hello")
+		waitTemplate(t, ns, "hello-"+code[:7])
+	})
+
 	t.Run("a template change stamps a new revision and a removed object is pruned", func(t *testing.T) {
 		second := g.commit("Greet knit", map[string]string{"service.yaml": serviceYAML("knit"), "config.yaml": "", "kustomization.yaml": "resources:\n  - service.yaml\n"})
 		trigger(ns, "hello")

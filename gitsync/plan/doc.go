@@ -9,7 +9,9 @@
 //   - a commit is a Revision: a Service whose rendered template changed is
 //     stamped <service>-<sha7> with the full SHA, author and message as
 //     annotations, and a commit that leaves a Service's template as it was
-//     keeps its current Revision (the template hash decides);
+//     keeps its current Revision (the template hash decides; for a Service
+//     built from the repository itself, ko://./…, the hash covers the
+//     app's sources too, so pushing code deploys it);
 //   - a pull request is a rollout: its head's Revision,
 //     <service>-pr<N>-<sha7>, is added to the base Service's traffic with
 //     the tag pr-<N> and, when asked, a canary share taken proportionally

@@ -43,6 +43,10 @@ type Input struct {
 	Canaries map[string][]Canary
 	// Namespaced says whether a kind is namespaced (the API's RESTMapper).
 	Namespaced func(schema.GroupVersionKind) (bool, error)
+	// Source fingerprints the commit's app sources (SourceFingerprint):
+	// a Service built from the repository (ko://./…) gets a new Revision
+	// when they change, even if its YAML did not.
+	Source string
 }
 
 var serviceGVK = servingv1.GroupVersion.WithKind("Service")
@@ -121,7 +125,11 @@ func service(in Input, obj *unstructured.Unstructured) (*unstructured.Unstructur
 	stamp(svc, in.Commit)
 	tmpl := &svc.Spec.Template
 	tmpl.Labels = with(tmpl.Labels, RepositoryLabel, in.Commit.Repository, BranchLabel, in.Commit.Branch)
-	hash, err := templateHash(tmpl)
+	source := ""
+	if BuildsFromRepository(tmpl) {
+		source = in.Source
+	}
+	hash, err := templateHash(tmpl, source)
 	if err != nil {
 		return nil, fmt.Errorf("Service %s: %w", gitName, err)
 	}
@@ -159,13 +167,24 @@ func nameRevision(svc *servingv1.Service, hash string, live *servingv1.Service, 
 
 // templateHash fingerprints the template as rendered, before knit names
 // it: equal hashes mean the commit did not change what the app runs.
-func templateHash(tmpl *servingv1.RevisionTemplateSpec) (string, error) {
+func templateHash(tmpl *servingv1.RevisionTemplateSpec, source string) (string, error) {
 	b, err := json.Marshal(tmpl)
 	if err != nil {
 		return "", fmt.Errorf("hash template: %w", err)
 	}
-	sum := sha256.Sum256(b)
+	sum := sha256.Sum256(append(b, source...))
 	return hex.EncodeToString(sum[:8]), nil
+}
+
+// BuildsFromRepository reports whether a template runs code from the
+// repository itself: a ko://./relative image.
+func BuildsFromRepository(tmpl *servingv1.RevisionTemplateSpec) bool {
+	for _, c := range tmpl.Spec.Containers {
+		if strings.HasPrefix(c.Image, "ko://./") || strings.HasPrefix(c.Image, "ko://../") {
+			return true
+		}
+	}
+	return false
 }
 
 // firstLine is a commit message's subject, bounded for an annotation.

@@ -174,3 +174,48 @@ func TestPullRequestRevision(t *testing.T) {
 		t.Errorf("revision = %+v", rev)
 	}
 }
+
+// A Service built from the repository (ko://./…) gets a new Revision when
+// its sources change, even if its YAML did not; one built from elsewhere
+// does not care.
+func TestSourceChangesStampBuiltServices(t *testing.T) {
+	in := func(doc, source, sha string, live *servingv1.Service) *servingv1.Service {
+		objs, err := Objects(Input{Commit: commit(sha), Rendered: []*unstructured.Unstructured{parse(t, doc)}, Namespaced: namespacedAll,
+			Source: source, Live: func(string) *servingv1.Service { return live }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return toService(t, objs[0])
+	}
+	first := in(helloYAML, "src-1", sha1, nil)
+	if got := in(helloYAML, "src-2", sha2, first).Spec.Template.Name; got != "hello-fedcba9" {
+		t.Errorf("code change: revision %s, want a new one", got)
+	}
+	if got := in(helloYAML, "src-1", sha2, first).Spec.Template.Name; got != "hello-0123456" {
+		t.Errorf("no code change: revision %s, want the first kept", got)
+	}
+	remote := strings.Replace(helloYAML, "ko://./cmd/hello", "ko://example.com/hello", 1)
+	firstRemote := in(remote, "src-1", sha1, nil)
+	if got := in(remote, "src-2", sha2, firstRemote).Spec.Template.Name; got != "hello-0123456" {
+		t.Errorf("remote image, repo sources changed: revision %s, want the first kept", got)
+	}
+}
+
+func TestSourceFingerprint(t *testing.T) {
+	fp := func(files ...string) string {
+		return SourceFingerprint(func(yield func(name, blob string) bool) {
+			for i := 0; i < len(files); i += 2 {
+				if !yield(files[i], files[i+1]) {
+					return
+				}
+			}
+		})
+	}
+	base := fp("cmd/hello/main.go", "a", "go.mod", "b", "README.md", "c", "service.yaml", "d")
+	if fp("cmd/hello/main.go", "a", "go.mod", "b", "README.md", "CHANGED", "service.yaml", "CHANGED", ".gitignore", "x") != base {
+		t.Error("docs, manifests and dotfiles changed the fingerprint")
+	}
+	if fp("cmd/hello/main.go", "CHANGED", "go.mod", "b", "README.md", "c", "service.yaml", "d") == base {
+		t.Error("a code change left the fingerprint alone")
+	}
+}
