@@ -75,6 +75,7 @@ type knitDev struct {
 	cmd      *exec.Cmd
 	stateDir string
 	httpAddr string
+	gitAddr  string // the Git server and forge webhooks
 	output   *syncBuffer
 	exited   chan error
 }
@@ -82,10 +83,10 @@ type knitDev struct {
 // startKnitDev starts knit dev and waits for its banner.
 func startKnitDev(t *testing.T, stateDir string) *knitDev {
 	t.Helper()
-	d := &knitDev{stateDir: stateDir, httpAddr: freeAddr(t), output: &syncBuffer{}, exited: make(chan error, 1)}
+	d := &knitDev{stateDir: stateDir, httpAddr: freeAddr(t), gitAddr: freeAddr(t), output: &syncBuffer{}, exited: make(chan error, 1)}
 	d.cmd = exec.Command(buildKnit(t), "dev",
 		"--state-dir", stateDir, "--bin-dir", binDir(t),
-		"--http-addr", d.httpAddr, "--git-addr", freeAddr(t))
+		"--http-addr", d.httpAddr, "--git-addr", d.gitAddr)
 	d.cmd.Dir = repoRoot
 	stdout, err := d.cmd.StdoutPipe()
 	if err != nil {

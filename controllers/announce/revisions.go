@@ -3,6 +3,7 @@ package announce
 import (
 	"context"
 	"fmt"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -12,6 +13,13 @@ import (
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/gitsync/events"
 	"github.com/knitops/knit/gitsync/plan"
+)
+
+// How long revision.ready waits for the Service to publish a URL, and
+// how often it looks: after that the event goes out without one.
+const (
+	urlWait = 30 * time.Second
+	urlPoll = 250 * time.Millisecond
 )
 
 // revisionReconciler announces Git-deployed Revisions becoming ready or
@@ -36,12 +44,17 @@ func (r *revisionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	default:
 		return ctrl.Result{}, nil
 	}
+	data := revisionData(rev)
+	data.URL = r.a.revisionURL(ctx, rev)
+	if typ == events.TypeRevisionReady && data.URL == "" && time.Since(ready.LastTransitionTime.Time) < urlWait {
+		// A first deploy's Revision is ready before its Service has a
+		// URL; the event is worth more with the URL in it.
+		return ctrl.Result{RequeueAfter: urlPoll}, nil
+	}
 	key := fmt.Sprintf("%s %s", typ, ready.LastTransitionTime.UTC().Format("2006-01-02T15:04:05Z"))
 	if !r.a.once(string(rev.UID), key) {
 		return ctrl.Result{}, nil
 	}
-	data := revisionData(rev)
-	data.URL = r.a.revisionURL(ctx, rev)
 	if typ == events.TypeRevisionFailed {
 		data.Failure = &events.Failure{Reason: ready.Reason, Message: ready.Message}
 	}
