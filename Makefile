@@ -17,12 +17,12 @@ K8S_LDFLAGS    := -X k8s.io/component-base/version.gitVersion=v$(K8S_VERSION) \
 # envtest (and knit dev) find kube-apiserver and etcd here.
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build generate verify-generated tools test test-unit run vet fmt-check clean-tools
+.PHONY: all build generate verify-generated tools test test-unit run bench vet fmt-check clean-tools
 
 all: build
 
-build: ## the knit binary
-	go build -o $(BIN)/knit ./cmd/knit
+build: ## knit, and knit-queue beside it (the queue-proxy alone: it starts in milliseconds)
+	go build -o $(BIN)/ ./cmd/knit ./cmd/knit-queue
 
 generate: ## deepcopy and CRDs (charts/knit/crds is the one copy everything uses)
 	$(CONTROLLER_GEN) object paths=./api/...
@@ -66,3 +66,10 @@ test-unit: ## pure-logic tests only, no control plane
 
 run: tools build ## knit, locally, embedded
 	$(BIN)/knit dev
+
+# Side by side in one run: the app direct, a bare httputil.ReverseProxy,
+# queue-proxy, ingress → queue-proxy, ingress → activator → queue-proxy,
+# then cold starts in knit dev. Writes docs/benchmarks.md (~2 minutes).
+bench: tools ## request-path and cold-start benchmarks → docs/benchmarks.md
+	@mkdir -p docs
+	go run ./hack/bench -bin-dir $(BIN) -out docs/benchmarks.md $(BENCH_FLAGS)

@@ -58,10 +58,11 @@ func buildKnit(t *testing.T) string {
 			return
 		}
 		knitBin = filepath.Join(dir, "knit")
-		cmd := exec.Command("go", "build", "-o", knitBin, "./cmd/knit")
+		// knit-queue beside knit, as make build leaves them.
+		cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/knit", "./cmd/knit-queue")
 		cmd.Dir = repoRoot
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/knit: %v\n%s", err, out)
+			buildErr = fmt.Errorf("go build ./cmd/knit ./cmd/knit-queue: %v\n%s", err, out)
 		}
 	})
 	if buildErr != nil {

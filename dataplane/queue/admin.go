@@ -28,7 +28,8 @@ const (
 func (s *Server) adminMux() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc(HealthPath, func(w http.ResponseWriter, r *http.Request) {
-		writeHealth(w, s.prober.Ready(), s.drain.Draining(), "ok\n", s.prober.NotReadyReason)
+		draining := s.drain.Draining()
+		writeHealth(w, !draining && s.prober.ReadyHeld(r.Context()), draining, "ok\n", s.prober.NotReadyReason)
 	})
 	mux.HandleFunc(DrainPath, func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -30,14 +31,14 @@ var probeUserAgents = []string{"kube-probe/", "Knative-Activator-Probe", "Knativ
 // Like Knative, ordinary requests go through even before the app is ready.
 type healthHandler struct {
 	next  http.Handler
-	ready func() bool
+	ready func(context.Context) bool
 	why   func() string // why the app is not ready; may be nil
 	drain *drainer
 }
 
 func (h *healthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if isProbe(r) {
-		writeHealth(w, h.ready(), h.drain.Draining(), queueProbeValue, h.why)
+		writeHealth(w, !h.drain.Draining() && h.ready(r.Context()), h.drain.Draining(), queueProbeValue, h.why)
 		return
 	}
 	h.drain.touch()

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -41,7 +42,7 @@ func TestHealthHandler(t *testing.T) {
 			if tt.draining {
 				d.start()
 			}
-			h := &healthHandler{next: app, ready: func() bool { return tt.ready }, why: func() string { return "dial tcp: connection refused" }, drain: d}
+			h := &healthHandler{next: app, ready: func(context.Context) bool { return tt.ready }, why: func() string { return "dial tcp: connection refused" }, drain: d}
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, tt.req(httptest.NewRequest(http.MethodGet, "/", nil)))
 			if rec.Code != tt.wantCode || rec.Body.String() != tt.wantBody {

@@ -8,10 +8,18 @@ import (
 )
 
 // Probe timing. Until the app first answers, the prober retries every
-// startupProbeInterval so a replica joins the endpoints the moment it is
-// up (cold starts); afterwards it probes every PeriodSeconds (default 1s).
+// fastProbeInterval for fastProbeFor, then every startupProbeInterval, so
+// a replica joins the endpoints the moment it is up (cold starts; a
+// loopback dial costs microseconds); afterwards it probes every
+// PeriodSeconds (default 1s). A probe of the queue-proxy itself that
+// arrives before the app was ever ready is held up to probeHold for it,
+// so whoever probes (kubelet, local runtime, activator) learns of
+// readiness at once instead of on its next period.
 const (
+	fastProbeInterval    = 5 * time.Millisecond
+	fastProbeFor         = time.Second
 	startupProbeInterval = 25 * time.Millisecond
+	probeHold            = 300 * time.Millisecond
 	defaultProbePeriod   = time.Second
 	defaultProbeTimeout  = time.Second
 )
@@ -50,16 +58,38 @@ func (r *readiness) observe(ok bool) (changed bool) {
 type prober struct {
 	probes  []userProbe
 	ready   atomic.Bool
+	first   chan struct{}          // closed when the app is first ready
 	lastErr atomic.Pointer[string] // the latest failed check, for probe answers
 	log     *slog.Logger
 }
 
 func newProber(probes []userProbe, log *slog.Logger) *prober {
-	return &prober{probes: probes, log: log}
+	return &prober{probes: probes, log: log, first: make(chan struct{})}
 }
 
 // Ready reports whether every probe last passed its threshold.
 func (p *prober) Ready() bool { return p.ready.Load() }
+
+// ReadyHeld is Ready, except that before the app was ever ready it waits
+// up to probeHold (or until ctx ends) for it to become ready.
+func (p *prober) ReadyHeld(ctx context.Context) bool {
+	if p.ready.Load() {
+		return true
+	}
+	select {
+	case <-p.first:
+		return p.ready.Load()
+	default:
+	}
+	t := time.NewTimer(probeHold)
+	defer t.Stop()
+	select {
+	case <-p.first:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return p.ready.Load()
+}
 
 // NotReadyReason is the latest failed check ("dial tcp …: connection
 // refused"), empty before any check failed.
@@ -81,7 +111,7 @@ func (p *prober) run(ctx context.Context) {
 	for _, up := range p.probes {
 		period = min(period, up.period)
 	}
-	everReady := false
+	everReady, began := false, time.Now()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	var lastErr error
@@ -110,10 +140,16 @@ func (p *prober) run(ctx context.Context) {
 				p.log.Warn("User container is not ready", "err", lastErr)
 			}
 		}
-		everReady = everReady || all
-		if everReady {
+		if all && !everReady {
+			everReady = true
+			close(p.first)
+		}
+		switch {
+		case everReady:
 			timer.Reset(period)
-		} else {
+		case time.Since(began) < fastProbeFor:
+			timer.Reset(fastProbeInterval)
+		default:
 			timer.Reset(startupProbeInterval)
 		}
 	}

@@ -65,16 +65,40 @@ func TestProberLoop(t *testing.T) {
 
 		time.Sleep(100*time.Millisecond + time.Millisecond)
 		synctest.Wait()
-		if got := calls.Load(); got != 5 { // at 0, 25, 50, 75, 100 ms
-			t.Errorf("probes in the first 100 ms = %d, want 5", got)
+		if got := calls.Load(); got != 21 { // every 5 ms from 0 to 100 ms
+			t.Errorf("probes in the first 100 ms = %d, want 21", got)
+		}
+		time.Sleep(fastProbeFor - 100*time.Millisecond)
+		synctest.Wait()
+		calls.Store(0)
+		time.Sleep(100 * time.Millisecond)
+		synctest.Wait()
+		if got := calls.Load(); got != 4 { // every 25 ms after the first second
+			t.Errorf("probes in 100 ms after the first second = %d, want 4", got)
 		}
 		if p.Ready() {
 			t.Error("ready before the app answered")
 		}
 
+		// A probe of the queue-proxy before the app was ever ready is
+		// held: unready after probeHold, ready the moment the app is.
+		if p.ReadyHeld(t.Context()) {
+			t.Error("ReadyHeld = true while the app is down")
+		}
+		held := make(chan bool, 1)
+		go func() { held <- p.ReadyHeld(t.Context()) }()
+		time.Sleep(10 * time.Millisecond)
 		up.Store(true)
 		time.Sleep(25 * time.Millisecond)
 		synctest.Wait()
+		select {
+		case ok := <-held:
+			if !ok {
+				t.Error("a held probe answered unready after the app came up")
+			}
+		default:
+			t.Error("a held probe is still waiting 25 ms after the app came up")
+		}
 		if !p.Ready() {
 			t.Fatal("not ready after the app answered")
 		}

@@ -136,7 +136,7 @@ func (s *Server) stack(metrics *requestMetrics) http.Handler {
 	if s.cfg.EnableRequestLog {
 		h = &requestLogHandler{next: h, log: s.log}
 	}
-	h = &healthHandler{next: h, ready: s.prober.Ready, why: s.prober.NotReadyReason, drain: s.drain}
+	h = &healthHandler{next: h, ready: s.prober.ReadyHeld, why: s.prober.NotReadyReason, drain: s.drain}
 	return h
 }
 

@@ -26,8 +26,11 @@
 //     the key and why), so a rebuild when nothing changed costs one go list;
 //     concurrent builds of one key run once. Each pod template pins the
 //     binary its first replica got, so its later replicas start at once.
-//   - knit://<subcommand> runs this knit binary's subcommand: knit://queue
-//     is `<Options.Executable> queue`.
+//   - knit://<subcommand> runs knit's subcommand, the container's args as
+//     its flags: knit://queue is the lean knit-queue binary when it lies
+//     beside Options.Executable (it starts in a few milliseconds, and the
+//     queue-proxy is on every cold start's path), else
+//     `<Options.Executable> queue`.
 //   - Any other image runs the container's command as given; without a
 //     command it cannot run, and the Deployment says so (ImageNotRunnable).
 //

@@ -25,7 +25,8 @@ type Options struct {
 	// ko://./dir is relative to it. It is also the working directory of
 	// containers that set none. Default: the current directory.
 	ModuleDir string
-	// Executable runs knit:// images: knit://queue is `<Executable> queue`.
+	// Executable runs knit:// images: knit://queue is `<Executable> queue`,
+	// or knit-queue when that lies beside it.
 	// Default: the running binary (os.Executable).
 	Executable string
 	// Go is the go command that builds ko:// images. Default "go".

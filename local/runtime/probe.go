@@ -17,10 +17,25 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// startupProbeInterval is how often a probe runs until it first succeeds:
-// Knative probes this aggressively so a replica serves as soon as it can;
-// after that the probe's periodSeconds applies.
-const startupProbeInterval = 50 * time.Millisecond
+// How often a probe runs until it first succeeds: every fastProbeInterval
+// for the container's first fastProbeFor, then every startupProbeInterval.
+// Knative probes this aggressively so a replica serves as soon as it can
+// (on loopback a failed dial costs microseconds); after the first success
+// the probe's periodSeconds applies.
+const (
+	fastProbeInterval    = 5 * time.Millisecond
+	fastProbeFor         = time.Second
+	startupProbeInterval = 50 * time.Millisecond
+)
+
+// startupInterval is the wait before the next probe of a container that
+// has not been ready yet and started at started.
+func startupInterval(started, now time.Time) time.Duration {
+	if now.Sub(started) < fastProbeFor {
+		return fastProbeInterval
+	}
+	return startupProbeInterval
+}
 
 // prober runs one container's readiness probe against one replica.
 type prober struct {
@@ -102,7 +117,7 @@ func (p *prober) run(ctx context.Context, started time.Time, report func(ready b
 		}
 		interval := s.period
 		if !everReady && p.probe.Exec == nil {
-			interval = startupProbeInterval
+			interval = startupInterval(started, time.Now())
 		}
 		if !sleepCtx(ctx, interval) {
 			return

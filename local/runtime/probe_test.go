@@ -117,3 +117,24 @@ func TestProbeRun(t *testing.T) {
 		t.Fatalf("report = %+v, want unready and failing", r)
 	}
 }
+
+func TestStartupInterval(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name  string
+		since time.Duration
+		want  time.Duration
+	}{
+		{"just started: as fast as loopback allows", 0, fastProbeInterval},
+		{"within the first second", 999 * time.Millisecond, fastProbeInterval},
+		{"a slow starter: back to the startup interval", time.Second, startupProbeInterval},
+		{"long after", time.Minute, startupProbeInterval},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := startupInterval(start, start.Add(tt.since)); got != tt.want {
+				t.Errorf("startupInterval after %s = %s, want %s", tt.since, got, tt.want)
+			}
+		})
+	}
+}

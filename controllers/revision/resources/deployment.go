@@ -15,8 +15,9 @@ import (
 
 // DeploymentConfig is what the Deployment depends on besides the Revision.
 type DeploymentConfig struct {
-	// QueueImage runs the queue-proxy: "knit://queue" in knit dev, the
-	// knit image on a cluster.
+	// QueueImage runs the queue-proxy with no arguments, Knative's
+	// environment only: "knit://queue" in knit dev, on a cluster an image
+	// whose entrypoint is knit-queue (cmd/knit-queue).
 	QueueImage string
 	// ProgressDeadlineSeconds bounds how long the Revision may take to
 	// become ready before it is marked failed.
@@ -149,7 +150,6 @@ func queueContainer(rev *servingv1.Revision, cfg DeploymentConfig) corev1.Contai
 	c := corev1.Container{
 		Name:  QueueContainerName,
 		Image: cfg.QueueImage,
-		Args:  []string{"queue"},
 		Ports: []corev1.ContainerPort{
 			{Name: QueueHTTPPortName, ContainerPort: QueueHTTPPort},
 			{Name: QueueMetricsPortName, ContainerPort: QueueMetricsPort},

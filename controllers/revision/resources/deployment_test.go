@@ -56,6 +56,9 @@ func TestMakeDeploymentEnvContract(t *testing.T) {
 	if len(containers) != 2 || containers[1].Name != QueueContainerName {
 		t.Fatalf("containers = %v, want the app then the queue-proxy", containers)
 	}
+	if q := containers[1]; q.Image != "knit://queue" || len(q.Command)+len(q.Args) > 0 {
+		t.Errorf("queue-proxy image %q command %q args %q, want the queue image alone: its entrypoint is the queue-proxy", q.Image, q.Command, q.Args)
+	}
 	user := envMap(containers[0].Env)
 	wantUser := map[string]string{"PORT": "9000", "K_REVISION": "hello-00001", "K_CONFIGURATION": "hello", "K_SERVICE": "hello"}
 	if diff := cmp.Diff(wantUser, user); diff != "" {
