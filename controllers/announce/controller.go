@@ -8,6 +8,7 @@ import (
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/controllers/conflict"
 	"github.com/knitops/knit/gitsync/plan"
 )
 
@@ -20,7 +21,7 @@ var fromGit = predicate.NewPredicateFuncs(func(obj client.Object) bool {
 // Revisions and Routes deployed from Git.
 func (a *Announcer) SetupWithManager(mgr ctrl.Manager) error {
 	if err := ctrl.NewControllerManagedBy(mgr).Named("announce-eventsinks").
-		For(&knitv1alpha1.EventSink{}).Complete(&sinksReconciler{a: a}); err != nil {
+		For(&knitv1alpha1.EventSink{}).Complete(conflict.Requeue(&sinksReconciler{a: a})); err != nil {
 		return err
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("announce-revisions").

@@ -5,6 +5,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/controllers/conflict"
 )
 
 // Reconciler stamps Revisions and tracks their readiness.
@@ -18,5 +19,5 @@ func SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&servingv1.Configuration{}).
 		Owns(&servingv1.Revision{}).
-		Complete(&Reconciler{client: mgr.GetClient()})
+		Complete(conflict.Requeue(&Reconciler{client: mgr.GetClient()}))
 }

@@ -13,6 +13,7 @@ import (
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/config"
+	"github.com/knitops/knit/controllers/conflict"
 )
 
 // Reconciler collects a Configuration's stale Revisions.
@@ -33,7 +34,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg *config.Store) error {
 		For(&servingv1.Configuration{}).
 		Owns(&servingv1.Revision{}).
 		WatchesRawSource(source.Channel(cfg.Changes(), handler.EnqueueRequestsFromMapFunc(r.allConfigurations))).
-		Complete(r)
+		Complete(conflict.Requeue(r))
 }
 
 func (r *Reconciler) allConfigurations(ctx context.Context, _ client.Object) []reconcile.Request {

@@ -14,6 +14,7 @@ import (
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/controllers/conflict"
 	"github.com/knitops/knit/gitsync/plan"
 	gitsource "github.com/knitops/knit/gitsync/source"
 )
@@ -65,7 +66,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if opts.Triggers != nil {
 		b = b.WatchesRawSource(source.Channel(opts.Triggers, &handler.EnqueueRequestForObject{}))
 	}
-	return b.Complete(r)
+	return b.Complete(conflict.Requeue(r))
 }
 
 func pullRequestRepo(_ context.Context, obj client.Object) []reconcile.Request {

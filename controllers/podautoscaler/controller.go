@@ -15,6 +15,7 @@ import (
 	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
 	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/controllers/conflict"
 )
 
 // Reconciler applies recommendations to Deployments and SKSs.
@@ -35,7 +36,7 @@ func SetupWithManager(mgr ctrl.Manager, rec Recommender, wakes <-chan event.Gene
 	if wakes != nil {
 		b = b.WatchesRawSource(source.Channel(wakes, &handler.EnqueueRequestForObject{}))
 	}
-	return b.Complete(&Reconciler{client: mgr.GetClient(), recommender: rec})
+	return b.Complete(conflict.Requeue(&Reconciler{client: mgr.GetClient(), recommender: rec}))
 }
 
 func paForDeployment(_ context.Context, obj client.Object) []reconcile.Request {

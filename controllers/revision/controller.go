@@ -9,6 +9,7 @@ import (
 	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/config"
+	"github.com/knitops/knit/controllers/conflict"
 )
 
 // Reconciler runs Revisions through a Deployment and a PodAutoscaler.
@@ -27,5 +28,5 @@ func SetupWithManager(mgr ctrl.Manager, cfg *config.Store, queueImage string, qu
 		For(&servingv1.Revision{}).
 		Owns(&appsv1.Deployment{}).
 		Owns(&autoscalingv1alpha1.PodAutoscaler{}).
-		Complete(&Reconciler{client: mgr.GetClient(), config: cfg, queueImage: queueImage, queueEnv: queueEnv})
+		Complete(conflict.Requeue(&Reconciler{client: mgr.GetClient(), config: cfg, queueImage: queueImage, queueEnv: queueEnv}))
 }

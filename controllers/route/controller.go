@@ -12,6 +12,7 @@ import (
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/config"
+	"github.com/knitops/knit/controllers/conflict"
 )
 
 // Reconciler resolves Routes' traffic and publishes it in status.
@@ -32,7 +33,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg *config.Store, urlPort int) error {
 		Watches(&servingv1.Configuration{}, handler.EnqueueRequestsFromMapFunc(r.routesInNamespace)).
 		Watches(&servingv1.Revision{}, handler.EnqueueRequestsFromMapFunc(r.routesInNamespace)).
 		WatchesRawSource(source.Channel(cfg.Changes(), handler.EnqueueRequestsFromMapFunc(r.allRoutes))).
-		Complete(r)
+		Complete(conflict.Requeue(r))
 }
 
 // allRoutes requeues every Route after a config change (domain, templates).

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
+	"github.com/knitops/knit/controllers/conflict"
 )
 
 // Activator is where the activators' endpoints are published: the
@@ -36,7 +37,7 @@ func SetupWithManager(mgr ctrl.Manager, activator Activator) error {
 		For(&networkingv1alpha1.ServerlessService{}).
 		Owns(&corev1.Service{}).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.sksForSlice)).
-		Complete(r)
+		Complete(conflict.Requeue(r))
 }
 
 func (r *Reconciler) sksForSlice(ctx context.Context, obj client.Object) []reconcile.Request {

@@ -5,6 +5,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/controllers/conflict"
 )
 
 // Reconciler keeps a Service's Configuration and Route in step with it.
@@ -19,5 +20,5 @@ func SetupWithManager(mgr ctrl.Manager) error {
 		For(&servingv1.Service{}).
 		Owns(&servingv1.Configuration{}).
 		Owns(&servingv1.Route{}).
-		Complete(&Reconciler{client: mgr.GetClient()})
+		Complete(conflict.Requeue(&Reconciler{client: mgr.GetClient()}))
 }

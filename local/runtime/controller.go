@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/controllers/conflict"
 )
 
 // ManagedBy is the endpointslice.kubernetes.io/managed-by value of the
@@ -49,7 +50,7 @@ func (rt *Runtime) SetupWithManager(mgr ctrl.Manager) error {
 		Named("local-runtime-deployments").
 		For(&appsv1.Deployment{}, ctrlbuilder.WithPredicates(managedDeployments)).
 		WatchesRawSource(rt.queues.source(&rt.queues.deployments)).
-		Complete(&deploymentReconciler{rt: rt})
+		Complete(conflict.Requeue(&deploymentReconciler{rt: rt}))
 	if err != nil {
 		return err
 	}
@@ -58,7 +59,7 @@ func (rt *Runtime) SetupWithManager(mgr ctrl.Manager) error {
 		For(&corev1.Service{}).
 		Owns(&discoveryv1.EndpointSlice{}, ctrlbuilder.WithPredicates(predicate.NewPredicateFuncs(ownSlice))).
 		WatchesRawSource(rt.queues.source(&rt.queues.endpointsFor)).
-		Complete(&endpointSliceReconciler{rt: rt})
+		Complete(conflict.Requeue(&endpointSliceReconciler{rt: rt}))
 	if err != nil {
 		return err
 	}
