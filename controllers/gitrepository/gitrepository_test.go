@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -228,11 +229,14 @@ func TestPullRequestCanary(t *testing.T) {
 		return false, fmt.Sprintf("traffic %+v", svc.Spec.Traffic)
 	})
 
-	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(pr), pr); err != nil {
-		t.Fatal(err)
-	}
-	pr.Spec.State = knitv1alpha1.PullRequestClosed
-	if err := k8s.Update(context.Background(), pr); err != nil {
+	// Read again when the controller's status write got in first.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(pr), pr); err != nil {
+			return err
+		}
+		pr.Spec.State = knitv1alpha1.PullRequestClosed
+		return k8s.Update(context.Background(), pr)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "closing removes the tag, the traffic and the preview", func(ctx context.Context) (bool, string) {

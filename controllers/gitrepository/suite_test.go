@@ -2,6 +2,7 @@ package gitrepository
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -38,6 +39,7 @@ var (
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
+	flag.Parse() // testing.Short reads the flags; m.Run would parse them too late
 	ctrl.SetLogger(logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		if testing.Short() {

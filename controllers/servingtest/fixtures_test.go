@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -110,6 +111,23 @@ func readyCondition(s *duckv1.Status) (bool, string) {
 		return false, "no Ready condition"
 	}
 	return c.IsTrue(), fmt.Sprintf("Ready=%s reason=%s message=%q", c.Status, c.Reason, c.Message)
+}
+
+// updateService changes a Service as a user would, reading it again when
+// a controller's status write got in first (409 Conflict).
+func updateService(t *testing.T, ns, name string, change func(*servingv1.Service)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		svc, err := getService(context.Background(), ns, name)
+		if err != nil {
+			return err
+		}
+		change(svc)
+		return k8s.Update(context.Background(), svc)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 func getService(ctx context.Context, ns, name string) (*servingv1.Service, error) {

@@ -24,11 +24,9 @@ func TestGCCollectsIdleRevisionsButNeverRoutedOnes(t *testing.T) {
 	}
 	runReplicas(t, ns, "hello-00001", 41401)
 	waitTraffic(t, ns, "hello", map[string]int64{"hello-00001": 100})
-	svc, _ := getService(ctx, ns, "hello")
-	svc.Spec.Template.Spec.Containers[0].Env[0].Value = "knit"
-	if err := k8s.Update(ctx, svc); err != nil {
-		t.Fatal(err)
-	}
+	updateService(t, ns, "hello", func(svc *servingv1.Service) {
+		svc.Spec.Template.Spec.Containers[0].Env[0].Value = "knit"
+	})
 	runReplicas(t, ns, "hello-00002", 41402)
 	waitTraffic(t, ns, "hello", map[string]int64{"hello-00002": 100})
 

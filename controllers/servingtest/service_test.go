@@ -127,11 +127,9 @@ func TestTemplateChangeMovesTrafficWhenReady(t *testing.T) {
 	runReplicas(t, ns, "hello-00001", 41101)
 	waitTraffic(t, ns, "hello", map[string]int64{"hello-00001": 100})
 
-	svc, _ := getService(ctx, ns, "hello")
-	svc.Spec.Template.Spec.Containers[0].Env[0].Value = "knit"
-	if err := k8s.Update(ctx, svc); err != nil {
-		t.Fatal(err)
-	}
+	updateService(t, ns, "hello", func(svc *servingv1.Service) {
+		svc.Spec.Template.Spec.Containers[0].Env[0].Value = "knit"
+	})
 	eventually(t, "second Revision stamped", func(ctx context.Context) (bool, string) {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello-00002"}, &servingv1.Revision{})
 		return err == nil, fmt.Sprint(err)
@@ -161,11 +159,9 @@ func TestFailingRevisionKeepsLastGoodTraffic(t *testing.T) {
 	runReplicas(t, ns, "hello-00001", 41201)
 	waitTraffic(t, ns, "hello", map[string]int64{"hello-00001": 100})
 
-	svc, _ := getService(ctx, ns, "hello")
-	svc.Spec.Template.Spec.Containers[0].Env[0].Value = "broken"
-	if err := k8s.Update(ctx, svc); err != nil {
-		t.Fatal(err)
-	}
+	updateService(t, ns, "hello", func(svc *servingv1.Service) {
+		svc.Spec.Template.Spec.Containers[0].Env[0].Value = "broken"
+	})
 	failReplicas(t, ns, "hello-00002", "CrashLoopBackOff", "container user-container exited with code 1: panic: boom")
 	eventually(t, "Revision fails with the runtime's reason", func(ctx context.Context) (bool, string) {
 		rev := &servingv1.Revision{}
@@ -198,15 +194,13 @@ func TestTrafficSplitAndTags(t *testing.T) {
 	}
 	runReplicas(t, ns, "hello-00001", 41301)
 	waitTraffic(t, ns, "hello", map[string]int64{"hello-00001": 100})
-	svc, _ = getService(ctx, ns, "hello")
-	svc.Spec.Template.Spec.Containers[0].Env[0].Value = "knit"
-	svc.Spec.Traffic = []servingv1.TrafficTarget{
-		{RevisionName: "hello-00001", Percent: ptr.To[int64](50), Tag: "old", LatestRevision: ptr.To(false)},
-		{LatestRevision: ptr.To(true), Percent: ptr.To[int64](50)},
-	}
-	if err := k8s.Update(ctx, svc); err != nil {
-		t.Fatal(err)
-	}
+	updateService(t, ns, "hello", func(svc *servingv1.Service) {
+		svc.Spec.Template.Spec.Containers[0].Env[0].Value = "knit"
+		svc.Spec.Traffic = []servingv1.TrafficTarget{
+			{RevisionName: "hello-00001", Percent: ptr.To[int64](50), Tag: "old", LatestRevision: ptr.To(false)},
+			{LatestRevision: ptr.To(true), Percent: ptr.To[int64](50)},
+		}
+	})
 	runReplicas(t, ns, "hello-00002", 41302)
 	waitTraffic(t, ns, "hello", map[string]int64{"hello-00001": 50, "hello-00002": 50})
 	svc, _ = getService(ctx, ns, "hello")

@@ -2,6 +2,7 @@ package servingtest
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -44,6 +45,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	flag.Parse() // testing.Short reads the flags; m.Run would parse them too late
 	ctrl.SetLogger(logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		if testing.Short() {
