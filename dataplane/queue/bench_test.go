@@ -1,13 +1,9 @@
 package queue_test
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"runtime"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/knitops/knit/dataplane/queue/queuebench"
 )
@@ -54,38 +50,5 @@ func BenchmarkProxy(b *testing.B) {
 				})
 			}
 		})
-	}
-}
-
-// TestLoadReport prints requests/s and latency percentiles for every
-// target at concurrency 1, 10 and 100. It only runs when KNIT_QUEUE_LOAD
-// is set to the time per target and concurrency (e.g. 6s); the targets
-// take turns in short slices so drift on a shared machine hits them all
-// alike. It asserts nothing about timing.
-func TestLoadReport(t *testing.T) {
-	d, err := time.ParseDuration(os.Getenv("KNIT_QUEUE_LOAD"))
-	if err != nil {
-		t.Skip("set KNIT_QUEUE_LOAD=6s to print a load report")
-	}
-	targets, err := queuebench.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer targets.Close()
-	const slices = 6
-	for _, c := range []int{1, 10, 100} {
-		results := make([][]queuebench.Result, len(targets.List()))
-		for range slices {
-			for i, target := range targets.List() {
-				results[i] = append(results[i], queuebench.Load(context.Background(), target.URL, c, d/slices))
-			}
-		}
-		for i, target := range targets.List() {
-			r := queuebench.Merge(results[i])
-			fmt.Printf("c%-4d %-13s %s\n", c, target.Name, r)
-			if r.Errors > 0 {
-				t.Errorf("%s at c%d: %d errors, first: %v", target.Name, c, r.Errors, r.FirstErr)
-			}
-		}
 	}
 }

@@ -53,16 +53,6 @@ func (r Result) String() string {
 		r.RequestsPerSec, r.P50, r.P90, r.P99, r.Requests, r.Errors)
 }
 
-// Load runs concurrency closed-loop workers against url for d and
-// reports throughput and latency percentiles.
-func Load(ctx context.Context, url string, concurrency int, d time.Duration) Result {
-	r, err := Run(ctx, LoadSpec{URL: url, Concurrency: concurrency, Duration: d})
-	if err != nil {
-		return Result{Errors: 1, FirstErr: err}
-	}
-	return r
-}
-
 // Run runs spec; the error is for a spec that cannot run, request
 // failures are counted in the Result.
 func Run(ctx context.Context, spec LoadSpec) (Result, error) {
