@@ -62,7 +62,7 @@ func probe(ctx context.Context, rt http.RoundTripper, addr string, timeout time.
 // stopped meanwhile.
 func (r *revision) probeUntilReady(ctx context.Context, addr string, c *candidate) {
 	for attempt := 0; ; attempt++ {
-		err := probe(ctx, r.a.transport.http1, addr, r.a.opts.ProbeTimeout)
+		err := probe(ctx, r.a.transport.HTTP1, addr, r.a.opts.ProbeTimeout)
 		if err == nil {
 			r.mu.Lock()
 			if r.candidates[addr] == c && ctx.Err() == nil {

@@ -45,7 +45,7 @@ func TestProbe(t *testing.T) {
 			defer srv.Close()
 			tr := newTransport()
 			defer tr.CloseIdleConnections()
-			err := probe(context.Background(), tr.http1, strings.TrimPrefix(srv.URL, "http://"), time.Minute)
+			err := probe(context.Background(), tr.HTTP1, strings.TrimPrefix(srv.URL, "http://"), time.Minute)
 			if (err == nil) != tc.ok {
 				t.Fatalf("probe = %v, want ok %v", err, tc.ok)
 			}

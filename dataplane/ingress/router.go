@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"sync/atomic"
+
+	"github.com/knitops/knit/dataplane/forward"
 )
 
 // Router is the ingress handler. Its table is swapped whole by Update.
@@ -21,9 +23,9 @@ func NewRouter() *Router {
 	r.table.Store(&Table{hosts: map[string]*entry{}, revisions: map[string]*backend{}})
 	r.proxy = &httputil.ReverseProxy{
 		Rewrite:      rewrite,
-		Transport:    &retryTransport{next: newTransport(), table: &r.table},
+		Transport:    &retryTransport{next: forward.NewTransport(1000, 100), table: &r.table},
 		ErrorHandler: proxyError,
-		BufferPool:   bufferPool{},
+		BufferPool:   forward.BufferPool{},
 	}
 	return r
 }

@@ -6,8 +6,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
-	"sync"
-	"time"
+
+	"github.com/knitops/knit/dataplane/forward"
 )
 
 // Headers the queue-proxy consumes instead of passing to the app.
@@ -68,7 +68,7 @@ func newAppProxy(addr string, transport http.RoundTripper, log *slog.Logger) *ht
 			}
 		},
 		Transport:  transport,
-		BufferPool: newBufferPool(),
+		BufferPool: forward.BufferPool{},
 		ErrorLog:   slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if isTimeout(r.Context()) {
@@ -87,74 +87,27 @@ func newAppProxy(addr string, transport http.RoundTripper, log *slog.Logger) *ht
 // one the app's port name asks for, else the protocol the request came in
 // with (Knative's auto transport), so gRPC stays HTTP/2 end to end.
 type appTransport struct {
-	http1, h2c *http.Transport
-	protocol   Protocol
+	*forward.Transport
+	protocol Protocol
 }
 
-// newAppTransport returns pooled transports to the app on loopback: many
-// idle connections kept (every request goes to one host), no proxy from
-// the environment, no transparent gzip, no HTTP/2 over TLS.
+// newAppTransport returns pooled transports to the app on loopback, with
+// many idle connections kept (every request goes to one host).
 func newAppTransport(protocol Protocol, containerConcurrency int) *appTransport {
 	idle := 1000
 	if containerConcurrency > 0 {
 		idle = max(containerConcurrency, 100)
 	}
-	base := func() *http.Transport {
-		return &http.Transport{
-			Proxy: nil,
-			DialContext: (&net.Dialer{
-				Timeout:   5 * time.Second,
-				KeepAlive: 30 * time.Second,
-			}).DialContext,
-			MaxIdleConns:          idle,
-			MaxIdleConnsPerHost:   idle,
-			IdleConnTimeout:       90 * time.Second,
-			DisableCompression:    true,
-			ExpectContinueTimeout: time.Second,
-			ForceAttemptHTTP2:     false,
-		}
-	}
-	t := &appTransport{http1: base(), h2c: base(), protocol: protocol}
-	t.h2c.Protocols = new(http.Protocols)
-	t.h2c.Protocols.SetUnencryptedHTTP2(true)
-	return t
+	return &appTransport{Transport: forward.NewTransport(idle, idle), protocol: protocol}
 }
 
 func (t *appTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	switch {
-	case t.protocol == ProtocolH2C, t.protocol == ProtocolAuto && r.ProtoMajor == 2:
-		return t.h2c.RoundTrip(r)
+	switch t.protocol {
+	case ProtocolH2C:
+		return t.H2C.RoundTrip(r)
+	case ProtocolAuto:
+		return t.Transport.RoundTrip(r)
 	default:
-		return t.http1.RoundTrip(r)
+		return t.HTTP1.RoundTrip(r)
 	}
 }
-
-// CloseIdleConnections closes pooled connections to the app.
-func (t *appTransport) CloseIdleConnections() {
-	t.http1.CloseIdleConnections()
-	t.h2c.CloseIdleConnections()
-}
-
-// copyBufferSize is the size of ReverseProxy's body copy buffers.
-const copyBufferSize = 32 << 10
-
-// bufferPool recycles ReverseProxy's copy buffers. It stores array
-// pointers so Put does not allocate.
-type bufferPool struct{ pool sync.Pool }
-
-func newBufferPool() *bufferPool { return &bufferPool{} }
-
-func (b *bufferPool) Get() []byte {
-	if p, ok := b.pool.Get().(*[copyBufferSize]byte); ok {
-		return p[:]
-	}
-	return make([]byte, copyBufferSize)
-}
-
-func (b *bufferPool) Put(buf []byte) {
-	if len(buf) == copyBufferSize {
-		b.pool.Put((*[copyBufferSize]byte)(buf))
-	}
-}
-
-var _ httputil.BufferPool = (*bufferPool)(nil)
