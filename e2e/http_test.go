@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/knitops/knit/internal/poll"
 )
 
 // get sends one request for host through the ingress at addr; *.localhost
@@ -46,13 +48,5 @@ func waitBody(t *testing.T, addr, host, want string, timeout time.Duration) {
 // waitFor polls cond with a timeout, reporting cond's last explanation.
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func(ctx context.Context) (bool, string)) {
 	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		ok, why := cond(ctx)
-		last = why
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not within %s: %s", what, timeout, last)
-	}
+	poll.Until(t, what, 200*time.Millisecond, timeout, cond)
 }

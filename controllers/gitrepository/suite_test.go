@@ -17,7 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -28,6 +27,7 @@ import (
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	"github.com/knitops/knit/gitsync/plan"
 	gitsource "github.com/knitops/knit/gitsync/source"
+	"github.com/knitops/knit/internal/poll"
 )
 
 var (
@@ -178,13 +178,5 @@ func trigger(ns, name string) {
 // eventually polls cond until it holds or 30 s pass.
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, string)) {
 	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		ok, why := cond(ctx)
-		last = why
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not within 30s: %s", what, last)
-	}
+	poll.Until(t, what, 50*time.Millisecond, 30*time.Second, cond)
 }

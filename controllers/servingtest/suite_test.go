@@ -13,7 +13,6 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,6 +28,7 @@ import (
 	"github.com/knitops/knit/controllers/route"
 	"github.com/knitops/knit/controllers/serverlessservice"
 	"github.com/knitops/knit/controllers/service"
+	"github.com/knitops/knit/internal/poll"
 )
 
 var (
@@ -118,13 +118,5 @@ func startManager(ctx context.Context) error {
 // last reason cond gave.
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, string)) {
 	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		ok, why := cond(ctx)
-		last = why
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not within 30s: %s", what, last)
-	}
+	poll.Until(t, what, 50*time.Millisecond, 30*time.Second, cond)
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/knitops/knit/dataplane/forward"
 )
 
 // The probe the queue-proxy answers itself, as Knative's activator sends
@@ -75,20 +77,8 @@ func (r *revision) probeUntilReady(ctx context.Context, addr string, c *candidat
 		if attempt == 0 {
 			r.a.log.Debug("Replica not ready yet", "revision", r.name, "addr", addr, "err", err)
 		}
-		if sleep(ctx, probeBackoff(attempt)) != nil {
+		if forward.Pause(ctx, probeBackoff(attempt)) != nil {
 			return
 		}
-	}
-}
-
-// sleep waits d or until ctx ends, whichever is first.
-func sleep(ctx context.Context, d time.Duration) error {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestHold(t *testing.T) {
@@ -110,5 +111,19 @@ func TestBufferPool(t *testing.T) {
 	// reuse, the bug would be one or more every time.
 	if n := testing.AllocsPerRun(100, func() { p.Put(p.Get()) }); n >= 1 {
 		t.Errorf("Get+Put allocates %.2f times per call, want the buffer reused", n)
+	}
+}
+
+func TestPause(t *testing.T) {
+	if err := Pause(context.Background(), time.Millisecond); err != nil {
+		t.Errorf("Pause of a live request = %v, want nil", err)
+	}
+	if err := Pause(context.Background(), 0); err != nil {
+		t.Errorf("Pause(0) = %v, want nil", err)
+	}
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Pause(gone, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("Pause after the client left = %v, want context.Canceled at once", err)
 	}
 }

@@ -1,11 +1,13 @@
 package forward
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // Body stands in for a request's body across attempts: http.Transport
@@ -44,3 +46,19 @@ func (b *Body) Started() bool { return b != nil && b.read.Load() }
 // listening), the request reached no app, and another attempt is safe
 // unless its body was Started.
 func Refused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
+
+// Pause waits d between attempts, or less when ctx ends first (the client
+// went away), and then says so.
+func Pause(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

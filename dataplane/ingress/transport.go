@@ -1,7 +1,6 @@
 package ingress
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -34,7 +33,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	body := forward.Hold(req)
 	var lastErr error
 	for _, wait := range retryBackoff {
-		if err := sleep(req.Context(), wait); err != nil {
+		if err := forward.Pause(req.Context(), wait); err != nil {
 			return nil, err
 		}
 		b := t.table.Load().revisions[rev]
@@ -54,18 +53,4 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		lastErr = err
 	}
 	return nil, lastErr
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d == 0 {
-		return nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
 }
