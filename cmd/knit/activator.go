@@ -51,17 +51,7 @@ func runActivator(ctx context.Context, args []string, _, stderr io.Writer) error
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	cfg, err := restConfig(*kubeconfig)
-	if err != nil {
-		return err
-	}
-	scheme, err := api.NewScheme()
-	if err != nil {
-		return err
-	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-	})
+	mgr, err := newManager(*kubeconfig, "0")
 	if err != nil {
 		return err
 	}
@@ -153,6 +143,22 @@ func runActivator(ctx context.Context, args []string, _, stderr io.Writer) error
 		}
 	}
 	return runErr
+}
+
+// newManager is the controller manager of a knit component that runs on
+// its own against a cluster (activator, autoscaler): knit's scheme, the
+// kubeconfig given or found the usual way, metrics served on metricsAddr
+// ("0": off), no health probes (the component serves its own).
+func newManager(kubeconfig, metricsAddr string) (ctrl.Manager, error) {
+	cfg, err := restConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	scheme, err := api.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	return ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: metricsAddr}, HealthProbeBindAddress: "0"})
 }
 
 // restConfig loads the kubeconfig given, or finds one the usual way.

@@ -10,10 +10,6 @@ import (
 	"net/http"
 	"time"
 
-	ctrl "sigs.k8s.io/controller-runtime"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-
-	"github.com/knitops/knit/api"
 	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/controllers/podautoscaler"
 	"github.com/knitops/knit/dataplane/autoscaler"
@@ -37,15 +33,7 @@ func runAutoscalerServe(ctx context.Context, args []string, stderr io.Writer) er
 		return err
 	}
 	setupLogging(stderr, *verbosity)
-	cfg, err := restConfig(*kubeconfig)
-	if err != nil {
-		return err
-	}
-	scheme, err := api.NewScheme()
-	if err != nil {
-		return err
-	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: *metricsAddr}, HealthProbeBindAddress: "0"})
+	mgr, err := newManager(*kubeconfig, *metricsAddr)
 	if err != nil {
 		return err
 	}
