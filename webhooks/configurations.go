@@ -10,10 +10,11 @@ import (
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 )
 
-// Names of the webhook configurations Configurations builds.
+// Names of the webhook configurations Configurations builds; on a cluster
+// the chart creates them and knit patches their caBundle.
 const (
-	defaultingName = "knit-defaulting"
-	validationName = "knit-validation"
+	DefaultingName = "knit-defaulting"
+	ValidationName = "knit-validation"
 )
 
 // admitted are the kinds admission covers, with their resource names.
@@ -32,11 +33,11 @@ var admitted = []struct{ kind, resource string }{
 func Configurations(clientConfig func(path string) admissionregistrationv1.WebhookClientConfig) (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration) {
 	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
-		ObjectMeta: metav1.ObjectMeta{Name: defaultingName},
+		ObjectMeta: metav1.ObjectMeta{Name: DefaultingName},
 	}
 	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
-		ObjectMeta: metav1.ObjectMeta{Name: validationName},
+		ObjectMeta: metav1.ObjectMeta{Name: ValidationName},
 	}
 	for _, a := range admitted {
 		rules := []admissionregistrationv1.RuleWithOperations{{

@@ -1,5 +1,7 @@
 // Command knit is the one binary of knit: `knit dev` runs everything
-// locally; later subcommands run each component on a real cluster.
+// locally; `knit controller`, `autoscaler run`, `activator`, `ingress` and
+// `gitserver` run each component on a cluster (the Helm chart's
+// Deployments).
 package main
 
 import (
@@ -24,6 +26,9 @@ var commands = map[string]command{
 	"activator":  {summary: "the activator: buffers requests for revisions at zero, throttles, probes replicas", run: runActivator},
 	"dev":        {summary: "run knit locally: control plane, webhooks, controllers, ingress, Git server", run: runDev},
 	"autoscaler": {summary: "the KPA autoscaler; `knit autoscaler simulate` replays a load trace", run: runAutoscaler},
+	"controller": {summary: "the reconcilers and admission webhooks on a cluster (leader-elected; webhook certificates rotated itself)", run: runController},
+	"gitserver":  {summary: "the Git server and forge webhook receivers on a cluster", run: runGitServer},
+	"ingress":    {summary: "the ingress on a cluster: Host routing, traffic splits, tags", run: runIngress},
 	"pr":         {summary: "open, close or merge a pull request without a forge: a tagged preview and a canary", run: runPR},
 	"queue":      {summary: "the queue-proxy sidecar beside an app replica (Knative's environment variables)", run: runQueue},
 	"version":    {summary: "print knit's version", run: runVersion},

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knitops/knit/platform"
 )
 
 // activatorPlane is knit dev's activator: its loopback listener and the
@@ -43,7 +45,7 @@ func (a *activatorPlane) port() int32 { return int32(a.ln.Addr().(*net.TCPAddr).
 func (a *activatorPlane) publish(ctx context.Context, c client.Client) error {
 	svc := &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: activatorService.Namespace, Name: activatorService.Service},
+		ObjectMeta: metav1.ObjectMeta{Namespace: platform.ActivatorService.Namespace, Name: platform.ActivatorService.Service},
 		Spec: corev1.ServiceSpec{
 			Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}},
 		},
@@ -51,8 +53,8 @@ func (a *activatorPlane) publish(ctx context.Context, c client.Client) error {
 	slice := &discoveryv1.EndpointSlice{
 		TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace: activatorService.Namespace, Name: activatorService.Service + "-local",
-			Labels: map[string]string{discoveryv1.LabelServiceName: activatorService.Service, discoveryv1.LabelManagedBy: "knit-dev"},
+			Namespace: platform.ActivatorService.Namespace, Name: platform.ActivatorService.Service + "-local",
+			Labels: map[string]string{discoveryv1.LabelServiceName: platform.ActivatorService.Service, discoveryv1.LabelManagedBy: "knit-dev"},
 		},
 		AddressType: discoveryv1.AddressTypeFQDN,
 		Endpoints: []discoveryv1.Endpoint{{

@@ -23,7 +23,7 @@ type apiServer struct {
 
 func startAPI(ctx context.Context, opts Options) (*apiServer, error) {
 	if opts.Kubeconfig != "" {
-		return useExistingAPI(opts)
+		return useExistingAPI(ctx, opts)
 	}
 	cp, err := controlplane.Start(ctx, controlplane.Options{StateDir: opts.StateDir, BinDir: opts.BinDir})
 	if err != nil {
@@ -32,10 +32,13 @@ func startAPI(ctx context.Context, opts Options) (*apiServer, error) {
 	return &apiServer{config: cp.RESTConfig(), url: cp.APIURL(), kubeconfig: cp.KubeconfigPath(), issuer: cp, stop: cp.Stop}, nil
 }
 
-func useExistingAPI(opts Options) (*apiServer, error) {
+func useExistingAPI(ctx context.Context, opts Options) (*apiServer, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("load --kubeconfig %s: %w", opts.Kubeconfig, err)
+	}
+	if err := refuseClusterWithNodes(ctx, cfg); err != nil {
+		return nil, err
 	}
 	ca, err := controlplane.LoadOrCreateCA(opts.StateDir)
 	if err != nil {

@@ -15,28 +15,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/knitops/knit/config"
-	"github.com/knitops/knit/controllers/announce"
-	"github.com/knitops/knit/controllers/configuration"
-	"github.com/knitops/knit/controllers/gc"
-	"github.com/knitops/knit/controllers/gitrepository"
-	"github.com/knitops/knit/controllers/podautoscaler"
-	"github.com/knitops/knit/controllers/revision"
-	"github.com/knitops/knit/controllers/route"
-	"github.com/knitops/knit/controllers/serverlessservice"
-	"github.com/knitops/knit/controllers/service"
 	"github.com/knitops/knit/dataplane/activator"
-	"github.com/knitops/knit/dataplane/autoscaler"
 	"github.com/knitops/knit/dataplane/ingress"
-	"github.com/knitops/knit/dataplane/kpa"
 	"github.com/knitops/knit/local/runtime"
+	"github.com/knitops/knit/platform"
 )
 
 // localDomain makes every Route reachable without DNS setup:
 // *.localhost resolves to loopback.
 const localDomain = "localhost"
-
-// activatorService is where the activators publish their endpoints.
-var activatorService = serverlessservice.Activator{Namespace: config.SystemNamespace, Service: "knit-activator"}
 
 // queueImage tells the local runtime to run this binary's queue-proxy.
 const queueImage = "knit://queue"
@@ -49,50 +36,47 @@ var queueEnv = []corev1.EnvVar{
 	{Name: "QUEUE_DRAIN_QUIET_PERIOD_SECONDS", Value: "1"},
 }
 
-// setupControllers registers every reconciler knit dev runs, in the order
-// a Service flows through them, and the local runtime that runs the
-// Deployments they create.
-func setupControllers(mgr ctrl.Manager, opts Options, store *config.Store, router *ingress.Router, ingressAddr string,
-	git *gitPlane, announcer *announce.Announcer, act *activatorPlane) error {
+// setupComponents registers everything knit dev runs in one process: the
+// control plane as on a cluster, plus what a cluster runs in its own
+// Deployments (autoscaler, activator, ingress) and, where a cluster has
+// kubelets, the local runtime that runs the Deployments as processes.
+func setupComponents(mgr ctrl.Manager, opts Options, store *config.Store, router *ingress.Router, ingressAddr string,
+	git *gitPlane, act *activatorPlane) (*platform.ControlPlane, error) {
 	_, portStr, _ := net.SplitHostPort(ingressAddr)
 	port, _ := strconv.Atoi(portStr)
-	rt, err := runtime.New(runtime.Options{StateDir: opts.StateDir, SourceDir: git.sourceDir})
+	cp, err := platform.SetupControlPlane(mgr, platform.ControlPlaneOptions{
+		Store: store, URLPort: port, QueueImage: queueImage, QueueEnv: queueEnv,
+		GitCache: git.cache, GitTriggers: git.triggers, Webhooks: true,
+	})
 	if err != nil {
-		return fmt.Errorf("local runtime: %w", err)
+		return nil, err
 	}
-	scaler := kpa.New(func() *autoscaler.Config { return store.Load().Autoscaler }, mgr.GetClient())
+	scaler, err := platform.SetupAutoscaler(mgr, store)
+	if err != nil {
+		return nil, err
+	}
 	activate, err := activator.New(activator.Options{Reporter: scaler, Registry: metrics.Registry, Logger: slog.Default()})
 	if err != nil {
-		return fmt.Errorf("activator: %w", err)
+		return nil, fmt.Errorf("activator: %w", err)
 	}
 	act.srv.Handler = activate
-	steps := []struct {
+	rt, err := runtime.New(runtime.Options{StateDir: opts.StateDir, SourceDir: git.sourceDir})
+	if err != nil {
+		return nil, fmt.Errorf("local runtime: %w", err)
+	}
+	for _, s := range []struct {
 		name  string
 		setup func() error
 	}{
-		{"config", func() error { return store.SetupWithManager(mgr) }},
-		{"service", func() error { return service.SetupWithManager(mgr) }},
-		{"configuration", func() error { return configuration.SetupWithManager(mgr) }},
-		{"revision", func() error { return revision.SetupWithManager(mgr, store, queueImage, queueEnv...) }},
-		{"autoscaler", func() error { return mgr.Add(scaler) }},
-		{"podautoscaler", func() error { return podautoscaler.SetupWithManager(mgr, scaler, scaler.Wakes()) }},
 		{"activator", func() error { return activate.SetupWithManager(mgr) }},
-		{"serverlessservice", func() error { return serverlessservice.SetupWithManager(mgr, activatorService) }},
-		{"route", func() error { return route.SetupWithManager(mgr, store, port) }},
-		{"revision-gc", func() error { return gc.SetupWithManager(mgr, store) }},
 		{"ingress", func() error { return ingress.SetupWithManager(mgr, router) }},
 		{"local runtime", func() error { return rt.SetupWithManager(mgr) }},
-		{"gitrepository", func() error {
-			return gitrepository.SetupWithManager(mgr, gitrepository.Options{Cache: git.cache, Announcer: announcer, Triggers: git.triggers})
-		}},
-		{"announce", func() error { return announcer.SetupWithManager(mgr) }},
-	}
-	for _, s := range steps {
+	} {
 		if err := s.setup(); err != nil {
-			return fmt.Errorf("%s controller: %w", s.name, err)
+			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}
 	}
-	return nil
+	return cp, nil
 }
 
 // ensureSystemNamespace creates knit-system, where knit's ConfigMaps and

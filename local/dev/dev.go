@@ -5,22 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/knitops/knit/api"
 	"github.com/knitops/knit/charts/knit/crds"
 	"github.com/knitops/knit/config"
-	"github.com/knitops/knit/controllers/announce"
 	"github.com/knitops/knit/dataplane/ingress"
-	"github.com/knitops/knit/gitsync/events"
 	"github.com/knitops/knit/local/statedir"
-	"github.com/knitops/knit/webhooks"
 )
 
 // shutdownTimeout bounds how long Ctrl-C waits for in-flight work.
@@ -55,7 +50,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	defer git.server.Close()
+	defer git.Close()
 	gitServer.srv.Handler = git.Handler()
 	act, err := listenActivator()
 	if err != nil {
@@ -108,24 +103,16 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, router *ingress
 	if err != nil {
 		return fmt.Errorf("controller manager: %w", err)
 	}
-	if err := webhooks.Setup(mgr, webhooks.DefaultConfig()); err != nil {
-		return fmt.Errorf("admission webhooks: %w", err)
-	}
-	dispatcher, err := events.NewDispatcher(events.Options{Registerer: metrics.Registry, Logger: slog.Default()})
+	cp, err := setupComponents(mgr, opts, store, router, listeners[0].ln.Addr().String(), git, act)
 	if err != nil {
-		return fmt.Errorf("event dispatcher: %w", err)
-	}
-	defer closeDispatcher(dispatcher)
-	announcer := announce.New(mgr.GetClient(), dispatcher)
-	if err := setupControllers(mgr, opts, store, router, listeners[0].ln.Addr().String(), git, announcer, act); err != nil {
 		return err
 	}
+	defer cp.Close()
 	if err := act.publish(ctx, c); err != nil {
 		return err
 	}
 	listeners = append(listeners, &listener{name: "activator", ln: act.ln, srv: act.srv})
-	gitClient := mgr.GetClient()
-	git.client.Store(&gitClient)
+	git.SetClient(mgr.GetClient())
 
 	mgrCtx, stopMgr := context.WithCancel(ctx)
 	defer stopMgr()
@@ -154,15 +141,6 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, router *ingress
 	case runErr = <-errc:
 	}
 	return errors.Join(runErr, shutdown(adm, c, listeners, stopMgr, mgrDone))
-}
-
-// closeDispatcher gives queued events a moment to reach their sinks.
-func closeDispatcher(d *events.Dispatcher) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := d.Close(ctx); err != nil {
-		slog.Warn("Events not delivered before exit", "err", err)
-	}
 }
 
 // shutdown stops taking requests, unregisters the webhooks while the API

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/knitops/knit/config"
+	gitsource "github.com/knitops/knit/gitsync/source"
+	"github.com/knitops/knit/platform"
+	"github.com/knitops/knit/webhooks"
+	"github.com/knitops/knit/webhooks/certs"
+)
+
+// runController is `knit controller`: the serving and GitOps reconcilers
+// and the admission webhooks on a cluster. Replicas elect a leader for the
+// reconcilers; all of them serve webhooks with a certificate they keep in
+// a Secret and rotate themselves.
+func runController(ctx context.Context, args []string, _, stderr io.Writer) error {
+	fs := flag.NewFlagSet("knit controller", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f componentFlags
+	f.register(fs, true, false)
+	queueImage := fs.String("queue-image", "", "queue-proxy sidecar `image` (its entrypoint is knit-queue); required")
+	domain := fs.String("domain", "svc.cluster.local", "Route `domain` when config-domain names none")
+	cacheDir := fs.String("cache-dir", filepath.Join(os.TempDir(), "knit"), "`directory` for fetched Git repositories")
+	webhookPort := fs.Int("webhook-port", 9443, "HTTPS `port` of the admission webhooks")
+	webhookService := fs.String("webhook-service", "knit-webhook", "`name` of the Service in "+config.SystemNamespace+" the API server calls the webhooks through")
+	webhookSecret := fs.String("webhook-secret", "knit-webhook-certs", "`name` of the Secret in "+config.SystemNamespace+" holding the webhook certificate")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *queueImage == "" {
+		return errors.New("--queue-image is required: the image every revision's queue-proxy sidecar runs")
+	}
+	setupLogging(stderr, f.verbosity)
+	cfg, err := restConfig(f.kubeconfig)
+	if err != nil {
+		return err
+	}
+	direct, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return fmt.Errorf("API client: %w", err)
+	}
+	certManager, err := certs.New(certs.Options{
+		Client: direct, Namespace: config.SystemNamespace, Service: *webhookService, Secret: *webhookSecret,
+		Mutating: []string{webhooks.DefaultingName}, Validating: []string{webhooks.ValidationName},
+		Log: ctrl.Log.WithName("webhook-certs"),
+	})
+	if err != nil {
+		return err
+	}
+	mgr, err := f.newManager("knit-controller", func(o *ctrl.Options) {
+		o.WebhookServer = webhook.NewServer(webhook.Options{Port: *webhookPort, TLSOpts: []func(*tls.Config){
+			func(c *tls.Config) { c.GetCertificate = certManager.GetCertificate },
+		}})
+	})
+	if err != nil {
+		return err
+	}
+	store, err := config.NewStore(*domain)
+	if err != nil {
+		return err
+	}
+	cp, err := platform.SetupControlPlane(mgr, platform.ControlPlaneOptions{
+		Store: store, QueueImage: *queueImage, GitCache: &gitsource.Cache{Dir: filepath.Join(*cacheDir, "git")},
+		Webhooks: true, Logger: slog.Default(),
+	})
+	if err != nil {
+		return err
+	}
+	defer cp.Close()
+	if err := mgr.Add(certManager); err != nil {
+		return err
+	}
+	if err := addReadyChecks(mgr, map[string]healthz.Checker{
+		"webhook-certificate": certManager.ReadyCheck,
+		"webhook-server":      mgr.GetWebhookServer().StartedChecker(),
+	}); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+
+	"github.com/knitops/knit/gitsync/hub"
+	"github.com/knitops/knit/platform"
+)
+
+// runGitServer is `knit gitserver`: knit's Git server and forge webhook
+// receivers on a cluster, over bare repositories on a volume. A push or a
+// verified webhook asks the controller for a sync through the API (the
+// knit.dev/requested-at annotation), so the two never share a process.
+func runGitServer(ctx context.Context, args []string, _, stderr io.Writer) error {
+	fs := flag.NewFlagSet("knit gitserver", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f componentFlags
+	f.register(fs, false, true)
+	listen := fs.String("listen", ":8090", "`address` of Git (/git/<repo>.git) and forge webhooks (/hooks/…)")
+	root := fs.String("root", "/var/lib/knit/git", "`directory` of the bare repositories (a persistent volume)")
+	publicURL := fs.String("public-url", "", "base `URL` the controller fetches pushed repositories from, e.g. http://knit-gitserver.knit-system.svc:8090; required")
+	namespace := fs.String("namespace", hub.DefaultNamespace, "`namespace` a first push deploys to")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *publicURL == "" {
+		return errors.New("--public-url is required: the GitRepositories a push creates point there")
+	}
+	setupLogging(stderr, f.verbosity)
+	// Secrets are read one by one when a webhook names its repository's:
+	// no cluster-wide Secret informer.
+	mgr, err := f.newManager("", func(o *ctrl.Options) {
+		o.Client.Cache = &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}
+	})
+	if err != nil {
+		return err
+	}
+	h, err := hub.New(hub.Options{Root: *root, BaseURL: *publicURL, Namespace: *namespace, Log: ctrl.Log.WithName("git")})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	h.SetClient(mgr.GetClient())
+	srv, err := platform.Listen("git", *listen, h.Handler())
+	if err != nil {
+		return err
+	}
+	srv.QuietPeriod = f.drain
+	if err := mgr.Add(srv); err != nil {
+		return err
+	}
+	if err := addReadyChecks(mgr, map[string]healthz.Checker{"serving": srv.ReadyCheck}); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+
+	"github.com/knitops/knit/dataplane/ingress"
+	"github.com/knitops/knit/platform"
+)
+
+// runIngress is `knit ingress`: the cluster's entry point. It routes by
+// Host to each Route's revisions with its traffic split and tags, reading
+// Routes and EndpointSlices from the API. Every replica serves; SIGTERM
+// drains (see --drain-quiet-period) before it stops.
+func runIngress(ctx context.Context, args []string, _, stderr io.Writer) error {
+	fs := flag.NewFlagSet("knit ingress", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f componentFlags
+	f.register(fs, false, true)
+	listen := fs.String("listen", ":8080", "`address` requests arrive on (HTTP/1.1 and h2c)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	setupLogging(stderr, f.verbosity)
+	mgr, err := f.newManager("", nil)
+	if err != nil {
+		return err
+	}
+	router := ingress.NewRouter()
+	if err := ingress.SetupWithManager(mgr, router); err != nil {
+		return err
+	}
+	srv, err := platform.Listen("ingress", *listen, router)
+	if err != nil {
+		return err
+	}
+	srv.QuietPeriod = f.drain
+	if err := mgr.Add(srv); err != nil {
+		return err
+	}
+	if err := addReadyChecks(mgr, map[string]healthz.Checker{"routes-synced": cacheSynced(mgr), "serving": srv.ReadyCheck}); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}

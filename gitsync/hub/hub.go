@@ -1,0 +1,192 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	"github.com/knitops/knit/gitsync/forge"
+	"github.com/knitops/knit/gitsync/gitserver"
+	"github.com/knitops/knit/gitsync/pullrequest"
+)
+
+// DefaultNamespace is where a repository created by a first push deploys
+// unless Options.Namespace says otherwise.
+const DefaultNamespace = "default"
+
+// webhookSecretKey is the key of a GitRepository's Secret holding the
+// forge webhook secret.
+const webhookSecretKey = "webhookSecret"
+
+// Options configure a Hub.
+type Options struct {
+	// Root holds the bare repositories.
+	Root string
+	// BaseURL is how the GitRepository reconciler reaches this hub
+	// (http://<addr>): a pushed repository is tracked at
+	// <BaseURL>/git/<name>.git.
+	BaseURL string
+	// Namespace is where a first push creates its GitRepository.
+	// DefaultNamespace when empty.
+	Namespace string
+	// Trigger asks for a sync of a repository now. nil means RequestSync:
+	// through the API, which works wherever the reconciler runs.
+	Trigger func(context.Context, client.Client, types.NamespacedName) error
+	// Log receives pushes, syncs asked for and errors.
+	Log logr.Logger
+}
+
+// Hub serves pushes and forge webhooks. Until SetClient is called (the API
+// is not reachable yet) pushes are stored but not synced, and webhooks are
+// refused with 503 so the forge redelivers.
+type Hub struct {
+	opts     Options
+	server   *gitserver.Server
+	receiver *forge.Receiver
+	client   atomic.Pointer[client.Client]
+}
+
+// New makes a Hub and its Git server under opts.Root.
+func New(opts Options) (*Hub, error) {
+	if opts.BaseURL == "" {
+		return nil, errors.New("git hub: BaseURL is required")
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = DefaultNamespace
+	}
+	if opts.Trigger == nil {
+		opts.Trigger = RequestSync
+	}
+	h := &Hub{opts: opts}
+	var err error
+	h.server, err = gitserver.New(gitserver.Options{Root: opts.Root, OnPush: h.onPush, Log: opts.Log})
+	if err != nil {
+		return nil, err
+	}
+	h.receiver, err = forge.NewReceiver(forge.Options{Secret: h.webhookSecret, OnEvent: h.onForgeEvent})
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// SetClient starts syncing: pushes and webhooks reach the API through c.
+func (h *Hub) SetClient(c client.Client) { h.client.Store(&c) }
+
+// Close stops delivering pushes.
+func (h *Hub) Close() error { return h.server.Close() }
+
+// Handler serves /git/ (push and fetch) and /hooks/ (forge webhooks).
+func (h *Hub) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/git/", h.server)
+	mux.Handle("/hooks/", h.receiver)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprintf(w, "knit: no repository for %s%s\n", r.Host, r.URL.Path)
+	})
+	return mux
+}
+
+// RepoURL is where the reconciler fetches repository name from.
+func (h *Hub) RepoURL(name string) string { return h.opts.BaseURL + "/git/" + name + ".git" }
+
+// onPush makes sure a GitRepository tracks a pushed repository (creating
+// it on the first push) and asks for a sync at once.
+func (h *Hub) onPush(ctx context.Context, p gitserver.Push) {
+	c := h.client.Load()
+	if c == nil {
+		return // not started yet: the first poll will see the push
+	}
+	repo, err := h.ensureRepository(ctx, *c, p.Repo)
+	if err != nil {
+		h.opts.Log.Error(err, "Push not synced", "repository", p.Repo)
+		return
+	}
+	h.opts.Log.Info("Push received; syncing", "repository", p.Repo, "updates", len(p.Updates))
+	if err := h.opts.Trigger(ctx, *c, repo); err != nil {
+		h.opts.Log.Error(err, "Sync not requested; the next poll will see the push", "repository", repo)
+	}
+}
+
+func (h *Hub) ensureRepository(ctx context.Context, c client.Client, name string) (types.NamespacedName, error) {
+	list := &knitv1alpha1.GitRepositoryList{}
+	if err := c.List(ctx, list); err != nil {
+		return types.NamespacedName{}, fmt.Errorf("list GitRepositories: %w", err)
+	}
+	url := h.RepoURL(name)
+	for _, r := range list.Items {
+		if r.Spec.URL == url {
+			return client.ObjectKeyFromObject(&r), nil
+		}
+	}
+	repo := &knitv1alpha1.GitRepository{
+		ObjectMeta: metav1.ObjectMeta{Namespace: h.opts.Namespace, Name: name},
+		Spec:       knitv1alpha1.GitRepositorySpec{URL: url},
+	}
+	if err := c.Create(ctx, repo); err != nil && !apierrors.IsAlreadyExists(err) {
+		return types.NamespacedName{}, fmt.Errorf("create GitRepository %s/%s: %w", h.opts.Namespace, name, err)
+	}
+	h.opts.Log.Info("Tracking a new repository", "repository", name, "url", url)
+	return client.ObjectKeyFromObject(repo), nil
+}
+
+// repoKey reads a webhook's repository as "name" (the hub's namespace) or
+// "namespace/name".
+func (h *Hub) repoKey(repo string) types.NamespacedName {
+	if ns, name, ok := strings.Cut(repo, "/"); ok {
+		return types.NamespacedName{Namespace: ns, Name: name}
+	}
+	return types.NamespacedName{Namespace: h.opts.Namespace, Name: repo}
+}
+
+// webhookSecret is the webhookSecret key of the GitRepository's Secret.
+func (h *Hub) webhookSecret(ctx context.Context, repo string) ([]byte, error) {
+	c := h.client.Load()
+	if c == nil {
+		return nil, errors.New("knit is starting")
+	}
+	gr := &knitv1alpha1.GitRepository{}
+	if err := (*c).Get(ctx, h.repoKey(repo), gr); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, forge.ErrRepoNotFound
+		}
+		return nil, err
+	}
+	if gr.Spec.SecretRef == nil {
+		return nil, nil
+	}
+	s := &corev1.Secret{}
+	if err := (*c).Get(ctx, types.NamespacedName{Namespace: gr.Namespace, Name: gr.Spec.SecretRef.Name}, s); err != nil {
+		return nil, fmt.Errorf("webhook secret of %s: %w", repo, err)
+	}
+	return s.Data[webhookSecretKey], nil
+}
+
+// onForgeEvent turns a verified webhook into a sync: a push fetches now,
+// a pull request event becomes the PullRequest resource.
+func (h *Hub) onForgeEvent(ctx context.Context, e forge.Event) error {
+	c := h.client.Load()
+	if c == nil {
+		return errors.New("knit is starting; redeliver the webhook")
+	}
+	key := h.repoKey(e.Repo)
+	if e.Kind == forge.KindPullRequest {
+		if err := pullrequest.FromForge(ctx, *c, key, e); err != nil {
+			return err
+		}
+	}
+	return h.opts.Trigger(ctx, *c, key)
+}

@@ -1,0 +1,27 @@
+package platform
+
+import (
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/knitops/knit/config"
+	"github.com/knitops/knit/controllers/podautoscaler"
+	"github.com/knitops/knit/dataplane/autoscaler"
+	"github.com/knitops/knit/dataplane/kpa"
+)
+
+// SetupAutoscaler registers the live KPA and the PodAutoscaler reconciler
+// it drives. Both need the leader: one autoscaler decides each revision's
+// scale, so replicas never fight over a Deployment's count. knit dev runs
+// it in process; on a cluster `knit autoscaler run` does, and serves the
+// returned KPA's ActivatorReceiver to the activators.
+func SetupAutoscaler(mgr ctrl.Manager, store *config.Store) (*kpa.KPA, error) {
+	scaler := kpa.New(func() *autoscaler.Config { return store.Load().Autoscaler }, mgr.GetClient())
+	err := run([]step{
+		{"autoscaler", func() error { return mgr.Add(scaler) }},
+		{"podautoscaler", func() error { return podautoscaler.SetupWithManager(mgr, scaler, scaler.Wakes()) }},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return scaler, nil
+}

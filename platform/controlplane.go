@@ -1,0 +1,128 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/knitops/knit/config"
+	"github.com/knitops/knit/controllers/announce"
+	"github.com/knitops/knit/controllers/configuration"
+	"github.com/knitops/knit/controllers/gc"
+	"github.com/knitops/knit/controllers/gitrepository"
+	"github.com/knitops/knit/controllers/revision"
+	"github.com/knitops/knit/controllers/route"
+	"github.com/knitops/knit/controllers/serverlessservice"
+	"github.com/knitops/knit/controllers/service"
+	"github.com/knitops/knit/gitsync/events"
+	gitsource "github.com/knitops/knit/gitsync/source"
+	"github.com/knitops/knit/webhooks"
+)
+
+// ActivatorService is where the activators' endpoints are published in
+// both modes: the EndpointSlices of knit-system/knit-activator.
+var ActivatorService = serverlessservice.Activator{Namespace: config.SystemNamespace, Service: "knit-activator"}
+
+// ControlPlaneOptions are what differs between knit dev and a cluster in
+// the reconcilers' output: URLs, the queue-proxy, where Git lives.
+type ControlPlaneOptions struct {
+	// Store holds config-* from knit-system; it must be the one the
+	// manager's other components read, so one edit reaches them all.
+	Store *config.Store
+	// URLPort is shown in Route URLs when not 0 or 80: knit dev's ingress
+	// port. 0 on a cluster, where the ingress Service listens on 80.
+	URLPort int
+	// QueueImage is the queue-proxy sidecar: "knit://queue" locally, an
+	// image whose entrypoint is knit-queue on a cluster.
+	QueueImage string
+	// QueueEnv is added to every queue-proxy's environment.
+	QueueEnv []corev1.EnvVar
+	// GitCache keeps fetched repositories for the GitRepository reconciler.
+	GitCache *gitsource.Cache
+	// GitTriggers wakes a repository at once; nil when pushes reach the
+	// reconciler through the API instead (the requested-at annotation).
+	GitTriggers <-chan event.GenericEvent
+	// Webhooks registers admission defaulting and validation on the
+	// manager's webhook server.
+	Webhooks bool
+	// Logger receives the dispatcher's delivery logs; nil for slog's default.
+	Logger *slog.Logger
+}
+
+// ControlPlane is what SetupControlPlane started that the caller must stop.
+type ControlPlane struct {
+	// Dispatcher delivers CloudEvents to EventSinks; Close it on exit so
+	// queued events get a moment to leave.
+	Dispatcher *events.Dispatcher
+}
+
+// SetupControlPlane registers every reconciler of the serving and GitOps
+// control plane on mgr, in the order a Service flows through them, plus
+// the admission webhooks when asked. The autoscaler, the activator, the
+// ingress and the local runtime are separate (SetupAutoscaler and the
+// data-plane packages): on a cluster they run in their own Deployments.
+func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlane, error) {
+	if opts.Store == nil || opts.GitCache == nil || opts.QueueImage == "" {
+		return nil, errors.New("control plane: Store, GitCache and QueueImage are required")
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	dispatcher, err := events.NewDispatcher(events.Options{Registerer: metrics.Registry, Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("event dispatcher: %w", err)
+	}
+	announcer := announce.New(mgr.GetClient(), dispatcher)
+	steps := []step{
+		{"config", func() error { return opts.Store.SetupWithManager(mgr) }},
+		{"service", func() error { return service.SetupWithManager(mgr) }},
+		{"configuration", func() error { return configuration.SetupWithManager(mgr) }},
+		{"revision", func() error { return revision.SetupWithManager(mgr, opts.Store, opts.QueueImage, opts.QueueEnv...) }},
+		{"serverlessservice", func() error { return serverlessservice.SetupWithManager(mgr, ActivatorService) }},
+		{"route", func() error { return route.SetupWithManager(mgr, opts.Store, opts.URLPort) }},
+		{"revision-gc", func() error { return gc.SetupWithManager(mgr, opts.Store) }},
+		{"gitrepository", func() error {
+			return gitrepository.SetupWithManager(mgr, gitrepository.Options{Cache: opts.GitCache, Announcer: announcer, Triggers: opts.GitTriggers})
+		}},
+		{"announce", func() error { return announcer.SetupWithManager(mgr) }},
+	}
+	if opts.Webhooks {
+		steps = append(steps, step{"admission webhooks", func() error { return webhooks.Setup(mgr, webhooks.DefaultConfig()) }})
+	}
+	if err := run(steps); err != nil {
+		return nil, err
+	}
+	return &ControlPlane{Dispatcher: dispatcher}, nil
+}
+
+// step is one registration, named for the error that says which failed.
+type step struct {
+	name  string
+	setup func() error
+}
+
+func run(steps []step) error {
+	for _, s := range steps {
+		if err := s.setup(); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	return nil
+}
+
+// Close gives queued CloudEvents a moment to reach their sinks.
+func (cp *ControlPlane) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := cp.Dispatcher.Close(ctx); err != nil {
+		slog.Warn("Events not delivered before exit", "err", err)
+	}
+}
