@@ -1,0 +1,164 @@
+// Command imgbuild packs files into a single-layer linux image with no base
+// image (package pack) and writes it as a `docker save` tarball that
+// `ctr -n k8s.io images import` reads, or pushes it to a registry.
+//
+//	imgbuild -ref knit.local/knit:dev -file bin/knit:/knit -entrypoint /knit -out knit.tar
+//	imgbuild -ref knit.local/knit-gitserver:dev -file bin/knit:/knit \
+//	    -file /usr/bin/git -file /usr/lib/git-core/git -file /usr/lib/git-core/git-http-backend \
+//	    -env PATH=/usr/bin:/usr/lib/git-core -entrypoint /knit -out gitserver.tar
+//	imgbuild -ref registry.example/knit/knit:v1 -file bin/knit:/knit -entrypoint /knit -push
+//
+// A dynamically linked program given with -file brings its shared
+// libraries and the loader (ldd's closure). It prints one line per
+// reference: <ref>@<digest>, the digest of the image as written.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/knitops/knit/hack/images/pack"
+)
+
+// list is a repeatable string flag.
+type list []string
+
+func (l *list) String() string     { return strings.Join(*l, ",") }
+func (l *list) Set(v string) error { *l = append(*l, v); return nil }
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "imgbuild:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fl := flag.NewFlagSet("imgbuild", flag.ContinueOnError)
+	var refs, files, entrypoint, cmd, env, ports list
+	fl.Var(&refs, "ref", "image reference, e.g. knit.local/knit:dev (repeatable: more tags of the same image)")
+	fl.Var(&files, "file", "SRC[:DEST] file or directory to copy in (repeatable); DEST defaults to SRC if absolute, else /<base name of SRC>")
+	fl.Var(&entrypoint, "entrypoint", "one element of the entrypoint (repeatable, in order)")
+	fl.Var(&cmd, "cmd", "one element of the default arguments (repeatable, in order)")
+	fl.Var(&env, "env", "KEY=VALUE (repeatable); PATH defaults to "+pack.DefaultPath)
+	fl.Var(&ports, "port", "exposed TCP port, recorded in the config (repeatable)")
+	user := fl.String("user", fmt.Sprintf("%d:%d", pack.NonRootUID, pack.NonRootUID), "user[:group] the entrypoint runs as")
+	workdir := fl.String("workdir", "/", "working directory")
+	caBundle := fl.String("ca-bundle", pack.CABundlePath, "the build machine's CA bundle, copied to "+pack.CABundlePath+` ("" for none)`)
+	mtime := fl.Int64("mtime", epochDefault(), "creation time and every file's mtime, Unix seconds (default $SOURCE_DATE_EPOCH or 0)")
+	out := fl.String("out", "", "write a docker save tarball here")
+	push := fl.Bool("push", false, "push to the registry of -ref (credentials from the Docker config, authn.DefaultKeychain)")
+	insecure := fl.Bool("insecure", false, "allow a plain-HTTP registry with -push")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	if fl.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fl.Args())
+	}
+	if len(refs) == 0 || len(entrypoint) == 0 || (*out != "") == *push {
+		fl.Usage()
+		return errors.New("need -ref, -entrypoint and exactly one of -out or -push")
+	}
+
+	spec := pack.Spec{
+		Entrypoint: entrypoint,
+		Cmd:        cmd,
+		Env:        env,
+		User:       *user,
+		WorkingDir: *workdir,
+		Ports:      ports,
+		CABundle:   *caBundle,
+		Created:    time.Unix(*mtime, 0),
+	}
+	for _, f := range files {
+		spec.Files = append(spec.Files, parseFile(f))
+	}
+	img, err := pack.Image(spec)
+	if err != nil {
+		return fmt.Errorf("pack %s: %w", refs[0], err)
+	}
+	digest, err := img.Digest()
+	if err != nil {
+		return fmt.Errorf("digest of %s: %w", refs[0], err)
+	}
+
+	var opts []name.Option
+	if *insecure {
+		opts = append(opts, name.Insecure)
+	}
+	tagged := map[name.Reference]v1.Image{}
+	var parsed []name.Reference
+	for _, r := range refs {
+		ref, err := name.ParseReference(r, opts...)
+		if err != nil {
+			return fmt.Errorf("reference %q: %w", r, err)
+		}
+		tagged[ref] = img
+		parsed = append(parsed, ref)
+	}
+
+	if *push {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		for _, ref := range parsed {
+			if err := remote.Write(ref, img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+				return fmt.Errorf("push %s: %w", ref, err)
+			}
+		}
+	} else {
+		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+			return fmt.Errorf("output directory: %w", err)
+		}
+		// Written beside and renamed, so a stopped build leaves no
+		// half-written tarball that looks up to date.
+		tmp := *out + ".tmp"
+		if err := tarball.MultiRefWriteToFile(tmp, tagged); err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("write %s: %w", *out, err)
+		}
+		if err := os.Rename(tmp, *out); err != nil {
+			return fmt.Errorf("write %s: %w", *out, err)
+		}
+	}
+	for _, ref := range parsed {
+		fmt.Printf("%s@%s\n", ref, digest)
+	}
+	return nil
+}
+
+// parseFile reads SRC[:DEST].
+func parseFile(v string) pack.File {
+	src, dest, ok := strings.Cut(v, ":")
+	if !ok {
+		dest = src
+		if !path.IsAbs(src) {
+			dest = "/" + filepath.Base(src)
+		}
+	}
+	return pack.File{Src: src, Dest: dest}
+}
+
+// epochDefault is $SOURCE_DATE_EPOCH (the reproducible-builds convention)
+// or 0.
+func epochDefault() int64 {
+	n, err := strconv.ParseInt(os.Getenv("SOURCE_DATE_EPOCH"), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
