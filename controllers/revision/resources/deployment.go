@@ -81,12 +81,19 @@ func podLabels(rev *servingv1.Revision) map[string]string {
 	return labels
 }
 
+// makePodSpec is the Revision's pod. Containers that name no pull policy
+// get IfNotPresent even for a :latest tag: a Revision is an immutable
+// snapshot, and re-pulling a moving tag would let two replicas of one
+// Revision run different code (Knative pins a digest for the same reason).
 func makePodSpec(rev *servingv1.Revision, cfg DeploymentConfig) corev1.PodSpec {
 	s := rev.Spec.PodSpec
 	containers := make([]corev1.Container, 0, len(s.Containers)+1)
 	serving := ServingContainer(rev)
 	for i := range s.Containers {
 		c := *s.Containers[i].DeepCopy()
+		if c.ImagePullPolicy == "" {
+			c.ImagePullPolicy = corev1.PullIfNotPresent
+		}
 		if i == serving {
 			c.Env = append(c.Env, userEnv(rev, UserPort(rev))...)
 			c.ReadinessProbe = nil // the queue-proxy probes the app and reports for the pod
@@ -148,8 +155,9 @@ func userEnv(rev *servingv1.Revision, port int32) []corev1.EnvVar {
 
 func queueContainer(rev *servingv1.Revision, cfg DeploymentConfig) corev1.Container {
 	c := corev1.Container{
-		Name:  QueueContainerName,
-		Image: cfg.QueueImage,
+		Name:            QueueContainerName,
+		Image:           cfg.QueueImage,
+		ImagePullPolicy: corev1.PullIfNotPresent,
 		Ports: []corev1.ContainerPort{
 			{Name: QueueHTTPPortName, ContainerPort: QueueHTTPPort},
 			{Name: QueueMetricsPortName, ContainerPort: QueueMetricsPort},

@@ -59,6 +59,9 @@ func TestMakeDeploymentEnvContract(t *testing.T) {
 	if q := containers[1]; q.Image != "knit://queue" || len(q.Command)+len(q.Args) > 0 {
 		t.Errorf("queue-proxy image %q command %q args %q, want the queue image alone: its entrypoint is the queue-proxy", q.Image, q.Command, q.Args)
 	}
+	if p := containers[0].ImagePullPolicy; p != corev1.PullIfNotPresent {
+		t.Errorf("app imagePullPolicy = %q, want IfNotPresent: a revision never re-pulls a moving tag", p)
+	}
 	user := envMap(containers[0].Env)
 	wantUser := map[string]string{"PORT": "9000", "K_REVISION": "hello-00001", "K_CONFIGURATION": "hello", "K_SERVICE": "hello"}
 	if diff := cmp.Diff(wantUser, user); diff != "" {
