@@ -110,3 +110,77 @@ cluster-install: helm ## install or upgrade knit on the cluster at $(CLUSTER_STA
 
 cluster-uninstall: helm ## remove knit from that cluster (CRDs, their objects and the webhook Secret stay)
 	KUBECONFIG=$(CLUSTER_STATE)/kubeconfig $(HELM) uninstall knit -n knit-system --wait
+
+# ---- images ----
+# knit's images, packed by hack/images (go-containerregistry) from static
+# binaries: no Docker, no base image. With IMAGE_REPO=knit.local (the
+# default) they are docker save tarballs in bin/images/<name>.tar, for
+# `ctr images import` (make cluster-images); any other IMAGE_REPO is a
+# registry they are pushed to (credentials from ~/.docker/config.json),
+# printing <ref>@<digest>. PUSH=0 writes tarballs under such a name instead.
+IMAGE_REPO   ?= knit.local
+IMAGE_TAG    ?= dev
+PUSH         ?= $(if $(filter knit.local,$(IMAGE_REPO)),0,1)
+IMAGE_FLAGS  ?=
+IMAGES_DIR   := $(BIN)/images
+IMAGES_BUILD := $(IMAGES_DIR)/build
+IMGBUILD     := $(BIN)/imgbuild
+STATIC_BUILD := CGO_ENABLED=0 go build -trimpath -ldflags "-s -w"
+# Debian's git for the git server image: git, the exec path's git (what
+# http-backend runs receive-pack and upload-pack with), http-backend, and
+# the templates `git init` copies; imgbuild adds their shared libraries.
+GIT_FILES    := /usr/bin/git /usr/lib/git-core/git /usr/lib/git-core/git-http-backend /usr/share/git-core/templates
+# $(call pack,NAME,REF,IMGBUILD ARGS): bin/images/NAME.tar, or a push.
+pack = $(IMGBUILD) -ref $(2) $(if $(filter 1,$(PUSH)),-push,-out $(IMAGES_DIR)/$(1).tar) $(IMAGE_FLAGS) $(3)
+
+.PHONY: image-tool images example-images
+
+image-tool: ## bin/imgbuild (packs images) and bin/pause (the test cluster's sandbox program), from hack/images
+	@$(TOOL) images hack/images "imgbuild pause" -- \
+		sh -c 'CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$$OUT/" ./cmd/imgbuild ./cmd/pause'
+
+images: image-tool ## knit, knit-queue and knit-gitserver images: tarballs in bin/images, or pushed (IMAGE_REPO, IMAGE_TAG, PUSH)
+	@if [ "$(PUSH)" = 1 ] && [ "$(IMAGE_REPO)" = knit.local ]; then echo "knit.local is not a registry: set IMAGE_REPO to push"; exit 1; fi
+	@mkdir -p $(IMAGES_BUILD)
+	$(STATIC_BUILD) -o $(IMAGES_BUILD)/ ./cmd/knit ./cmd/knit-queue
+	@$(call pack,knit,$(IMAGE_REPO)/knit:$(IMAGE_TAG),-file $(IMAGES_BUILD)/knit:/knit -entrypoint /knit)
+	@$(call pack,knit-queue,$(IMAGE_REPO)/knit-queue:$(IMAGE_TAG),-file $(IMAGES_BUILD)/knit-queue:/knit-queue -entrypoint /knit-queue)
+	@$(call pack,knit-gitserver,$(IMAGE_REPO)/knit-gitserver:$(IMAGE_TAG),-file $(IMAGES_BUILD)/knit:/knit \
+		$(addprefix -file ,$(GIT_FILES)) -env PATH=/usr/bin:/usr/lib/git-core -entrypoint /knit)
+
+example-images: image-tool ## $(IMAGE_REPO)/examples/helloworld:latest (bin/images/helloworld.tar, or pushed)
+	@mkdir -p $(IMAGES_BUILD)
+	$(STATIC_BUILD) -o $(IMAGES_BUILD)/helloworld ./examples/helloworld
+	@$(call pack,helloworld,$(IMAGE_REPO)/examples/helloworld:latest,-file $(IMAGES_BUILD)/helloworld:/helloworld -entrypoint /helloworld -port 8080)
+
+# ---- test cluster ----
+# A real single-node Kubernetes on this machine (hack/cluster/up.sh, root):
+# the control plane and node binaries from `tools`, containerd 2.x and
+# CoreDNS built here, Debian's runc and CNI plugins, all in its own network
+# and mount namespace and cgroup. State in $(CLUSTER_STATE);
+# `make cluster-down` removes everything it added to the machine.
+CLUSTER_STATE      ?= $(CURDIR)/.cluster
+CLUSTER_DOWN_FLAGS ?=
+CLUSTER_IMAGES     := knit knit-queue knit-gitserver helloworld
+
+.PHONY: cluster-tools cluster cluster-down cluster-images
+
+cluster-tools: tools image-tool ## containerd, containerd-shim-runc-v2, ctr and CoreDNS into ./bin (besides `tools`)
+	@$(TOOL) containerd hack/containerd "containerd containerd-shim-runc-v2 ctr" -- \
+		sh -c 'v=$$(go list -m -f "{{.Version}}" github.com/containerd/containerd/v2); \
+			CGO_ENABLED=0 go build -trimpath -tags "no_btrfs no_devmapper no_zfs" \
+			-ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=$$v" -o "$$OUT/" \
+			github.com/containerd/containerd/v2/cmd/containerd \
+			github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
+			github.com/containerd/containerd/v2/cmd/ctr'
+	@$(TOOL) coredns hack/coredns coredns -- sh -c 'CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$$OUT/coredns" .'
+
+cluster: cluster-tools ## start the test cluster (idempotent: starts only what is not running) and print its KUBECONFIG
+	hack/cluster/up.sh $(CLUSTER_STATE)
+
+cluster-down: ## stop the test cluster and remove it from the machine (CLUSTER_DOWN_FLAGS=--keep keeps its state, --purge deletes it all)
+	hack/cluster/down.sh $(CLUSTER_STATE) $(CLUSTER_DOWN_FLAGS)
+
+cluster-images: PUSH := 0
+cluster-images: images example-images ## build the images and import them into the test cluster's containerd
+	hack/cluster/import.sh $(CLUSTER_STATE) $(addprefix $(IMAGES_DIR)/,$(addsuffix .tar,$(CLUSTER_IMAGES)))

@@ -10,7 +10,9 @@
 //
 // A dynamically linked program given with -file brings its shared
 // libraries and the loader (ldd's closure). It prints one line per
-// reference: <ref>@<digest>, the digest of the image as written.
+// reference: <ref>@<digest> when it pushed, <ref> id <config digest> ->
+// <tarball> when it wrote one (a docker save tarball has no manifest, so
+// the image ID is the digest that survives an import).
 package main
 
 import (
@@ -18,6 +20,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path"
@@ -42,13 +45,14 @@ func (l *list) String() string     { return strings.Join(*l, ",") }
 func (l *list) Set(v string) error { *l = append(*l, v); return nil }
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "imgbuild:", err)
 		os.Exit(1)
 	}
 }
 
-func run(args []string) error {
+// run is the command: it parses args and prints its result to stdout.
+func run(args []string, stdout io.Writer) error {
 	fl := flag.NewFlagSet("imgbuild", flag.ContinueOnError)
 	var refs, files, entrypoint, cmd, env, ports list
 	fl.Var(&refs, "ref", "image reference, e.g. knit.local/knit:dev (repeatable: more tags of the same image)")
@@ -75,6 +79,19 @@ func run(args []string) error {
 		return errors.New("need -ref, -entrypoint and exactly one of -out or -push")
 	}
 
+	var opts []name.Option
+	if *insecure {
+		opts = append(opts, name.Insecure)
+	}
+	var parsed []name.Reference
+	for _, r := range refs {
+		ref, err := name.ParseReference(r, opts...)
+		if err != nil {
+			return fmt.Errorf("reference %q: %w", r, err)
+		}
+		parsed = append(parsed, ref)
+	}
+
 	spec := pack.Spec{
 		Entrypoint: entrypoint,
 		Cmd:        cmd,
@@ -92,51 +109,61 @@ func run(args []string) error {
 	if err != nil {
 		return fmt.Errorf("pack %s: %w", refs[0], err)
 	}
+	if *push {
+		return pushAll(stdout, img, parsed)
+	}
+	return writeTarball(stdout, img, parsed, *out)
+}
+
+// pushAll pushes img under every reference (blobs go once) and prints
+// <ref>@<digest> for each.
+func pushAll(stdout io.Writer, img v1.Image, refs []name.Reference) error {
 	digest, err := img.Digest()
 	if err != nil {
 		return fmt.Errorf("digest of %s: %w", refs[0], err)
 	}
-
-	var opts []name.Option
-	if *insecure {
-		opts = append(opts, name.Insecure)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	for _, ref := range refs {
+		if err := remote.Write(ref, img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+			return fmt.Errorf("push %s: %w", ref, err)
+		}
 	}
+	for _, ref := range refs {
+		fmt.Fprintf(stdout, "%s@%s\n", ref, digest)
+	}
+	return nil
+}
+
+// writeTarball writes the docker save tarball out and prints, for each
+// reference, the image ID: a docker save tarball carries no manifest, the
+// importer writes its own (ctr: a Docker schema 2 one, with another
+// digest), so the config's digest is what survives an import, the ID
+// kubelet and crictl report.
+func writeTarball(stdout io.Writer, img v1.Image, refs []name.Reference, out string) error {
+	id, err := img.ConfigName()
+	if err != nil {
+		return fmt.Errorf("image ID: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	// Written beside and renamed, so a stopped build leaves no
+	// half-written tarball that looks up to date.
+	tmp := out + ".tmp"
 	tagged := map[name.Reference]v1.Image{}
-	var parsed []name.Reference
-	for _, r := range refs {
-		ref, err := name.ParseReference(r, opts...)
-		if err != nil {
-			return fmt.Errorf("reference %q: %w", r, err)
-		}
+	for _, ref := range refs {
 		tagged[ref] = img
-		parsed = append(parsed, ref)
 	}
-
-	if *push {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-		defer stop()
-		for _, ref := range parsed {
-			if err := remote.Write(ref, img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
-				return fmt.Errorf("push %s: %w", ref, err)
-			}
-		}
-	} else {
-		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
-			return fmt.Errorf("output directory: %w", err)
-		}
-		// Written beside and renamed, so a stopped build leaves no
-		// half-written tarball that looks up to date.
-		tmp := *out + ".tmp"
-		if err := tarball.MultiRefWriteToFile(tmp, tagged); err != nil {
-			os.Remove(tmp)
-			return fmt.Errorf("write %s: %w", *out, err)
-		}
-		if err := os.Rename(tmp, *out); err != nil {
-			return fmt.Errorf("write %s: %w", *out, err)
-		}
+	if err := tarball.MultiRefWriteToFile(tmp, tagged); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", out, err)
 	}
-	for _, ref := range parsed {
-		fmt.Printf("%s@%s\n", ref, digest)
+	if err := os.Rename(tmp, out); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	for _, ref := range refs {
+		fmt.Fprintf(stdout, "%s id %s -> %s\n", ref, id, out)
 	}
 	return nil
 }
