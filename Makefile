@@ -53,12 +53,19 @@ clean-tools: ## unlink ./bin's tools (the cache outside the clone stays)
 # ---- checks ----
 vet:
 	go vet ./...
+	go vet -tags cluster ./e2e/cluster/
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-test: tools verify-generated vet fmt-check ## everything CI runs
+test: tools verify-generated vet fmt-check ## everything CI runs: unit, envtest, knit dev e2e, and the cluster journeys when root on Linux
 	go test -count=1 ./...
+	@if [ "$$(uname -s)" = Linux ] && [ "$$(id -u)" = 0 ]; then \
+		$(MAKE) --no-print-directory test-cluster; \
+	else \
+		echo; echo "*** SKIPPED the cluster journeys (make test-cluster): building and running a single-node"; \
+		echo "*** Kubernetes needs root on Linux (network and mount namespaces, cgroups). Run them as root."; echo; \
+	fi
 
 test-unit: ## pure-logic tests only, no control plane
 	go test -short ./...
@@ -184,3 +191,18 @@ cluster-down: ## stop the test cluster and remove it from the machine (CLUSTER_D
 cluster-images: PUSH := 0
 cluster-images: images example-images ## build the images and import them into the test cluster's containerd
 	hack/cluster/import.sh $(CLUSTER_STATE) $(addprefix $(IMAGES_DIR)/,$(addsuffix .tar,$(CLUSTER_IMAGES)))
+
+# ---- cluster journeys ----
+# e2e/cluster (build tag cluster) on the test cluster: helm install with the
+# images just built, the user journeys, helm uninstall. The cluster is
+# started if needed and, unless KEEP_CLUSTER=1, taken down afterwards (its
+# binaries stay cached; its state and logs too when a journey failed), so
+# nothing of it outlives the run.
+KEEP_CLUSTER ?=
+
+.PHONY: test-cluster
+test-cluster: cluster cluster-images helm ## the cluster journeys on a real single-node Kubernetes (root, Linux)
+	@status=0; go test -count=1 -tags cluster -timeout 30m -v ./e2e/cluster/ 2>&1 | tee $(CLUSTER_STATE)/journey.log || status=$$?; \
+	keep=; [ $$status = 0 ] || keep=--keep; \
+	if [ -z "$(KEEP_CLUSTER)" ]; then hack/cluster/down.sh $(CLUSTER_STATE) $$keep >/dev/null 2>&1 || true; fi; \
+	exit $$status
