@@ -45,6 +45,11 @@ type Activator struct {
 
 	mu   sync.RWMutex
 	revs map[types.NamespacedName]*revision
+	// peers is where this activator stands among the activators, which
+	// every Revision's throttler splits its replicas by; guarded by mu,
+	// set by setPeers, which peersMu keeps one at a time.
+	peers   peers
+	peersMu sync.Mutex
 
 	// resolve, set by SetupWithManager, reads a Revision the activator
 	// does not know yet from the manager's cache: a request may arrive
@@ -148,6 +153,26 @@ func (a *Activator) update(key types.NamespacedName, cfg revisionConfig, addrs [
 		r.thr.configure(cfg.containerConcurrency, cfg.wait)
 	}
 	r.setCandidates(addrs)
+}
+
+// setPeers places this activator among the activators and rebalances
+// every Revision; their waiting requests keep their place.
+func (a *Activator) setPeers(p peers) {
+	a.peersMu.Lock()
+	defer a.peersMu.Unlock()
+	a.mu.Lock()
+	old := a.peers
+	a.peers = p
+	a.mu.Unlock()
+	if p == old {
+		return
+	}
+	// A Revision made from here on reads p itself.
+	a.log.Info("Activator's place among the activators changed; rebalancing every revision",
+		"index", p.index, "activators", p.count, "previousIndex", old.index, "previousActivators", old.count)
+	for _, r := range a.revisions() {
+		r.thr.setPeers(p)
+	}
 }
 
 func (a *Activator) get(key types.NamespacedName) *revision {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -314,5 +315,71 @@ func TestForgetFailsWaiters(t *testing.T) {
 	}
 	if a.get(rev) != nil {
 		t.Fatal("the revision is still known")
+	}
+}
+
+// Two activators over three replicas with containerConcurrency 1: the
+// first sends only to replicas 0 and 2 of the sorted list, the second
+// only to replica 1, so each admits its share, two and one, and the rest
+// wait; no replica ever has two requests, though both activators take
+// traffic at once.
+func TestActivatorsTakeTheirShare(t *testing.T) {
+	release := make(chan struct{})
+	app := func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}
+	qs := []*fakeQueue{newFakeQueue(t, true, app), newFakeQueue(t, true, app), newFakeQueue(t, true, app)}
+	slices.SortFunc(qs, func(p, q *fakeQueue) int { return strings.Compare(p.addr(), q.addr()) })
+	var addrs []string
+	for _, q := range qs {
+		addrs = append(addrs, q.addr())
+	}
+	selves := []string{"10.0.0.1", "10.0.0.2"}
+	var as []*Activator
+	var urls []string
+	for _, self := range selves {
+		a, url := startActivator(t, Options{Self: self})
+		a.setPeers(peersOf(selves, self)) // as the peers reconciler does
+		a.SetEndpoints(rev, 1, addrs)
+		eventually(t, "the replicas ready", readyIs(t, a, 3))
+		as, urls = append(as, a), append(urls, url)
+	}
+
+	c := newClient(t)
+	var results []<-chan response
+	for _, url := range urls {
+		for range 3 {
+			results = append(results, sendAsync(context.Background(), c, url, rev))
+		}
+	}
+	for i, share := range []int{2, 1} {
+		eventually(t, "every request in flight or waiting", func() bool {
+			w, f, _ := counts(t, as[i], rev)
+			return w+f == 3
+		})
+		if w, f, _ := counts(t, as[i], rev); f != share {
+			t.Errorf("activator %d: %d in flight, %d waiting; want %d in flight", i, f, w, share)
+		}
+	}
+	eventually(t, "one request on each replica", func() bool {
+		return qs[0].inflight.Load() == 1 && qs[1].inflight.Load() == 1 && qs[2].inflight.Load() == 1
+	})
+
+	close(release)
+	for i, ch := range results {
+		if res := receive(t, ch, "a response"); res.status != http.StatusOK {
+			t.Fatalf("request %d: %v", i, res)
+		}
+	}
+	for i, q := range qs {
+		if m := q.maxInflight.Load(); m != 1 {
+			t.Errorf("replica %d had %d requests at once, want 1", i, m)
+		}
+	}
+	if n0, n1, n2 := qs[0].requests.Load(), qs[1].requests.Load(), qs[2].requests.Load(); n0+n2 != 3 || n1 != 3 {
+		t.Errorf("replicas got %d, %d and %d requests; want the first activator's 3 on replicas 0 and 2, the second's 3 on 1", n0, n1, n2)
 	}
 }

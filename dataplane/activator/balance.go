@@ -1,7 +1,5 @@
 package activator
 
-import "math"
-
 // firstAvailableMax is the largest containerConcurrency balanced by
 // first-available; above it, and for unlimited, round-robin. Knative's
 // choice: with small slots, packing the first replicas keeps the others
@@ -16,20 +14,6 @@ type endpoint struct {
 	// gone is set when the endpoint left the ready set while requests
 	// still held it; their release no longer counts against capacity.
 	gone bool
-}
-
-// capacity is how many requests a Revision's ready endpoints take at
-// once: containerConcurrency each, unlimited when it is 0 (but never
-// without an endpoint).
-func capacity(containerConcurrency, ready int) int {
-	switch {
-	case ready == 0:
-		return 0
-	case containerConcurrency == 0:
-		return math.MaxInt
-	default:
-		return containerConcurrency * ready
-	}
 }
 
 // choose picks the endpoint for the next request, or -1 when every one

@@ -1,27 +1,6 @@
 package activator
 
-import (
-	"math"
-	"testing"
-)
-
-func TestCapacity(t *testing.T) {
-	for _, tc := range []struct {
-		cc, ready, want int
-	}{
-		{cc: 0, ready: 0, want: 0},
-		{cc: 0, ready: 1, want: math.MaxInt},
-		{cc: 0, ready: 5, want: math.MaxInt},
-		{cc: 1, ready: 0, want: 0},
-		{cc: 1, ready: 1, want: 1},
-		{cc: 1, ready: 3, want: 3},
-		{cc: 10, ready: 4, want: 40},
-	} {
-		if got := capacity(tc.cc, tc.ready); got != tc.want {
-			t.Errorf("capacity(cc %d, ready %d) = %d, want %d", tc.cc, tc.ready, got, tc.want)
-		}
-	}
-}
+import "testing"
 
 func TestChoose(t *testing.T) {
 	for _, tc := range []struct {

@@ -1,6 +1,7 @@
 package activator
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -94,6 +95,39 @@ func BenchmarkActivator(b *testing.B) {
 						}
 					})
 				})
+			}
+		})
+	}
+}
+
+// BenchmarkThrottler is the throttler's part of every request, an
+// acquire and a release with a free endpoint, containerConcurrency 10
+// over four replicas: alone, and one of two activators (its two).
+func BenchmarkThrottler(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		peers peers
+	}{
+		{"alone", peers{}},
+		{"shared", peers{index: 0, count: 2}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			addrs := []string{"10.0.0.1:8012", "10.0.0.2:8012", "10.0.0.3:8012", "10.0.0.4:8012"}
+			thr := newThrottler("default/hello", 10, func() {}, time.Hour)
+			thr.configure(10, time.Minute)
+			thr.setPeers(tc.peers)
+			thr.list(addrs)
+			for _, addr := range addrs {
+				thr.add(addr)
+			}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				ep, err := thr.acquire(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				thr.release(ep)
 			}
 		})
 	}

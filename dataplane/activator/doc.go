@@ -29,6 +29,15 @@
 // with a short backoff; first-available balancing packs replicas when
 // containerConcurrency is 3 or less, round-robin spreads them otherwise.
 //
+// Every activator replica serves every Revision, so each takes only its
+// share (share.go). It finds its place (Options.Self, its pod IP) among
+// the ready endpoints of knit-system/knit-activator sorted: with at least
+// as many replicas as activators, replica i of a Revision's sorted list
+// is activator i mod n's, and capacity is containerConcurrency × its
+// replicas; with fewer, each uses every replica for 1/n of their
+// capacity, at least 1. Unlimited containerConcurrency is not split, and
+// an activator alone or not among them takes everything.
+//
 // The activator depends on the autoscaler only through Reporter: the KPA
 // in process, or HTTPReporter posting StatBatch and PokeBatch JSON to a
 // remote one.

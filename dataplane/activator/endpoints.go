@@ -31,11 +31,18 @@ const (
 	httpPortName  = "http"
 )
 
+// The activators' own Service, whose ready endpoints are every activator
+// replica: they split each Revision's replicas among them.
+var activatorService = types.NamespacedName{Namespace: "knit-system", Name: "knit-activator"}
+
 // SetupWithManager keeps every Revision's containerConcurrency, timeout
 // and ready replicas from the manager's cache: Revisions, and the
-// EndpointSlices of their private Services. It also adds the activator
-// to the manager, so Start runs with it. Neither needs the leader: every
-// activator replica serves. Call it before serving requests.
+// EndpointSlices of their private Services. It keeps this activator's
+// place among the activators (Options.Self) from the EndpointSlices of
+// the activator Service, rebalancing every Revision when it changes. It
+// also adds the activator to the manager, so Start runs with it. None
+// needs the leader: every activator replica serves. Call it before
+// serving requests.
 func (a *Activator) SetupWithManager(mgr ctrl.Manager) error {
 	// Informers made now join the cache's first sync, so a caller that
 	// waits for it (knit activator) starts serving with every Revision known.
@@ -61,7 +68,48 @@ func (a *Activator) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
+	// The activator Service's slices are one key: each change re-reads
+	// them all and, if this activator's place moved, rebalances every
+	// Revision at once.
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named("activator-peers").
+		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(activatorServiceOfSlice),
+			builder.WithPredicates(predicate.NewPredicateFuncs(isActivatorSlice))).
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
+		Complete(&peersReconciler{client: mgr.GetClient(), a: a})
+	if err != nil {
+		return err
+	}
 	return mgr.Add(a)
+}
+
+func isActivatorSlice(obj client.Object) bool {
+	return obj.GetNamespace() == activatorService.Namespace &&
+		obj.GetLabels()[discoveryv1.LabelServiceName] == activatorService.Name
+}
+
+func activatorServiceOfSlice(_ context.Context, obj client.Object) []reconcile.Request {
+	if !isActivatorSlice(obj) {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: activatorService}}
+}
+
+// peersReconciler places this activator among the ready endpoints of the
+// activator Service.
+type peersReconciler struct {
+	client client.Reader
+	a      *Activator
+}
+
+func (r *peersReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	var list discoveryv1.EndpointSliceList
+	if err := r.client.List(ctx, &list, client.InNamespace(activatorService.Namespace),
+		client.MatchingLabels{discoveryv1.LabelServiceName: activatorService.Name}); err != nil {
+		return reconcile.Result{}, err
+	}
+	r.a.setPeers(peersOf(activatorAddresses(list.Items, r.a.opts.Self), r.a.opts.Self))
+	return reconcile.Result{}, nil
 }
 
 // revisionOfSlice maps a private Service's slice to its Revision.
@@ -124,6 +172,37 @@ func readyAddresses(items []discoveryv1.EndpointSlice) []string {
 				continue
 			}
 			out = append(out, net.JoinHostPort(ep.Addresses[0], strconv.Itoa(int(port))))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// activatorAddresses are the addresses of the slices' ready endpoints,
+// whatever their port, sorted and without repeats: every activator sees
+// the same list, so each knows its place in it. A dual-stack Service has
+// slices of each address type, each listing every activator: only those
+// of the type self is listed in count (all when it is in none).
+func activatorAddresses(items []discoveryv1.EndpointSlice, self string) []string {
+	ready := func(ep discoveryv1.Endpoint) bool {
+		return len(ep.Addresses) > 0 && (ep.Conditions.Ready == nil || *ep.Conditions.Ready)
+	}
+	var family discoveryv1.AddressType
+	for _, s := range items {
+		if slices.ContainsFunc(s.Endpoints, func(ep discoveryv1.Endpoint) bool { return ready(ep) && ep.Addresses[0] == self }) {
+			family = s.AddressType
+			break
+		}
+	}
+	var out []string
+	for _, s := range items {
+		if family != "" && s.AddressType != family {
+			continue
+		}
+		for _, ep := range s.Endpoints {
+			if ready(ep) {
+				out = append(out, ep.Addresses[0])
+			}
 		}
 	}
 	slices.Sort(out)

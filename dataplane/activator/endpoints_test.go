@@ -2,14 +2,17 @@ package activator
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
@@ -112,5 +115,154 @@ func TestRevisionOfSlice(t *testing.T) {
 		if diff := cmp.Diff(tc.want, revisionOfSlice(context.Background(), s)); diff != "" {
 			t.Errorf("revisionOfSlice(service %q) (-want +got):\n%s", tc.service, diff)
 		}
+	}
+}
+
+func TestActivatorAddresses(t *testing.T) {
+	typed := func(family discoveryv1.AddressType, eps ...discoveryv1.Endpoint) discoveryv1.EndpointSlice {
+		s := slice(map[string]int32{"http": 8012}, eps...)
+		s.AddressType = family
+		return s
+	}
+	dualStack := []discoveryv1.EndpointSlice{
+		typed(discoveryv1.AddressTypeIPv4, ep("10.0.0.1", nil), ep("10.0.0.2", nil)),
+		typed(discoveryv1.AddressTypeIPv6, ep("fd00::1", nil), ep("fd00::2", nil)),
+	}
+	for _, tc := range []struct {
+		name   string
+		slices []discoveryv1.EndpointSlice
+		self   string
+		want   []string
+	}{
+		{name: "none"},
+		{
+			name:   "ready unset or true counts, false does not; sorted",
+			slices: []discoveryv1.EndpointSlice{slice(map[string]int32{"http": 8012}, ep("10.0.0.2", nil), ep("10.0.0.1", ptr.To(true)), ep("10.0.0.3", ptr.To(false)))},
+			want:   []string{"10.0.0.1", "10.0.0.2"},
+		},
+		{
+			name: "any port, or none; two slices; repeats once",
+			slices: []discoveryv1.EndpointSlice{
+				slice(nil, ep("10.0.0.9", nil), ep("10.0.0.1", nil)),
+				slice(map[string]int32{"http2": 8013}, ep("10.0.0.1", nil)),
+			},
+			want: []string{"10.0.0.1", "10.0.0.9"},
+		},
+		{
+			name:   "an endpoint without addresses is skipped",
+			slices: []discoveryv1.EndpointSlice{slice(nil, discoveryv1.Endpoint{})},
+		},
+		{name: "dual stack, self IPv4: the IPv4 slice", slices: dualStack, self: "10.0.0.2", want: []string{"10.0.0.1", "10.0.0.2"}},
+		{name: "dual stack, self IPv6: the IPv6 slice", slices: dualStack, self: "fd00::1", want: []string{"fd00::1", "fd00::2"}},
+		{name: "dual stack, self in neither: all", slices: dualStack, self: "10.0.0.9", want: []string{"10.0.0.1", "10.0.0.2", "fd00::1", "fd00::2"}},
+		{
+			name:   "self unready is in no slice: all",
+			slices: []discoveryv1.EndpointSlice{typed(discoveryv1.AddressTypeIPv4, ep("10.0.0.1", nil), ep("10.0.0.2", ptr.To(false)))},
+			self:   "10.0.0.2",
+			want:   []string{"10.0.0.1"},
+		},
+		{
+			name:   "knit dev: FQDN 127.0.0.1",
+			slices: []discoveryv1.EndpointSlice{typed(discoveryv1.AddressTypeFQDN, ep("127.0.0.1", ptr.To(true)))},
+			self:   "127.0.0.1",
+			want:   []string{"127.0.0.1"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, activatorAddresses(tc.slices, tc.self)); diff != "" {
+				t.Fatalf("activatorAddresses (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestActivatorServiceOfSlice(t *testing.T) {
+	want := []reconcile.Request{{NamespacedName: activatorService}}
+	for _, tc := range []struct {
+		namespace, service string
+		want               []reconcile.Request
+	}{
+		{"knit-system", "knit-activator", want},
+		{"default", "knit-activator", nil},
+		{"knit-system", "knit-autoscaler", nil},
+		{"knit-system", "", nil},
+	} {
+		s := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: tc.namespace, Labels: map[string]string{discoveryv1.LabelServiceName: tc.service}}}
+		if diff := cmp.Diff(tc.want, activatorServiceOfSlice(context.Background(), s)); diff != "" {
+			t.Errorf("activatorServiceOfSlice(%s/%s) (-want +got):\n%s", tc.namespace, tc.service, diff)
+		}
+	}
+}
+
+// sliceReader is a cache holding EndpointSlices, filtered as a List
+// asks.
+type sliceReader []discoveryv1.EndpointSlice
+
+func (sliceReader) Get(context.Context, client.ObjectKey, client.Object, ...client.GetOption) error {
+	return errors.New("sliceReader: Get is not implemented")
+}
+
+func (r sliceReader) List(_ context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	o := (&client.ListOptions{}).ApplyOptions(opts)
+	out := list.(*discoveryv1.EndpointSliceList)
+	for _, s := range r {
+		if s.Namespace == o.Namespace && (o.LabelSelector == nil || o.LabelSelector.Matches(labels.Set(s.Labels))) {
+			out.Items = append(out.Items, s)
+		}
+	}
+	return nil
+}
+
+// The peers reconciler places the activator among the ready endpoints of
+// knit-system/knit-activator only, and every Revision follows.
+func TestPeersReconciler(t *testing.T) {
+	a, _ := startActivator(t, Options{Self: "10.0.0.2"})
+	a.SetEndpoints(rev, 1, nil)
+	activatorSlice := func(namespace, service string, eps ...discoveryv1.Endpoint) discoveryv1.EndpointSlice {
+		s := slice(map[string]int32{"http": 8012}, eps...)
+		s.Namespace, s.Labels = namespace, map[string]string{discoveryv1.LabelServiceName: service}
+		return s
+	}
+	r := &peersReconciler{a: a}
+	for _, tc := range []struct {
+		name   string
+		slices sliceReader
+		want   peers
+	}{
+		{
+			name: "second of two ready",
+			slices: sliceReader{
+				activatorSlice("knit-system", "knit-activator", ep("10.0.0.3", ptr.To(false)), ep("10.0.0.2", nil)),
+				activatorSlice("knit-system", "knit-activator", ep("10.0.0.1", ptr.To(true))),
+				activatorSlice("knit-system", "knit-autoscaler", ep("10.0.0.0", nil)),
+				activatorSlice("default", "knit-activator", ep("10.0.0.0", nil)),
+			},
+			want: peers{index: 1, count: 2},
+		},
+		{
+			name:   "no longer ready itself",
+			slices: sliceReader{activatorSlice("knit-system", "knit-activator", ep("10.0.0.1", nil), ep("10.0.0.2", ptr.To(false)))},
+			want:   peers{index: -1, count: 1},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r.client = tc.slices
+			if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: activatorService}); err != nil {
+				t.Fatal(err)
+			}
+			a.mu.RLock()
+			got := a.peers
+			a.mu.RUnlock()
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(peers{})); diff != "" {
+				t.Fatalf("activator's peers (-want +got):\n%s", diff)
+			}
+			thr := a.get(rev).thr
+			thr.mu.Lock()
+			got = thr.peers
+			thr.mu.Unlock()
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(peers{})); diff != "" {
+				t.Fatalf("revision's peers (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -48,6 +48,19 @@ type Options struct {
 	ProbeTimeout time.Duration
 	// Logger for lifecycle and errors; nil discards.
 	Logger *slog.Logger
+	// Self is this activator's address among the endpoints of the
+	// activator Service (knit-system/knit-activator): its pod IP, which
+	// knit activator reads from $POD_IP. Every activator serves every
+	// Revision in Proxy mode, so each sends to its own share of a
+	// Revision's replicas, containerConcurrency × its share at once:
+	// when there are at least as many replicas as activators, replica i
+	// of the sorted list is activator i mod n's; with fewer, every
+	// activator uses them all for 1/n of their capacity (at least 1).
+	// An activator's place is Self's among the ready activator addresses
+	// sorted. Empty, or not among them, the activator takes every
+	// replica as if it were alone (knit dev, tests). Read by
+	// SetupWithManager.
+	Self string
 }
 
 // Validate checks the options and fills defaults in place.

@@ -53,6 +53,7 @@ func configFor(rev *servingv1.Revision, maxWait time.Duration) revisionConfig {
 	return cfg
 }
 
+// newRevision is called with a.mu held, so it reads a.peers.
 func newRevision(a *Activator, key types.NamespacedName, cfg revisionConfig) *revision {
 	r := &revision{
 		key:        key,
@@ -62,6 +63,7 @@ func newRevision(a *Activator, key types.NamespacedName, cfg revisionConfig) *re
 		candidates: map[string]*candidate{},
 	}
 	r.thr = newThrottler(r.name, a.opts.MaxWaiting, func() { a.opts.Reporter.Poke(key) }, a.opts.StatsInterval)
+	r.thr.setPeers(a.peers)
 	r.thr.configure(cfg.containerConcurrency, cfg.wait)
 	r.load.reset(time.Now())
 	return r
@@ -79,6 +81,7 @@ func (r *revision) setCandidates(addrs []string) {
 	if r.candidates == nil {
 		return
 	}
+	r.thr.list(addrs)
 	for addr, c := range r.candidates {
 		if !want[addr] {
 			c.stop()

@@ -82,10 +82,11 @@ func startManager(t *testing.T, opts Options) (client.Client, *Activator, string
 }
 
 // Requests for a Revision known only to the API server flow once its
-// private EndpointSlice has a ready endpoint.
+// private EndpointSlice has a ready endpoint; the activator's place
+// among the activators follows the activator Service's slices.
 func TestSetupWithManager(t *testing.T) {
 	rep := newFakeReporter()
-	k8s, a, url := startManager(t, Options{Reporter: rep, StatsInterval: time.Hour})
+	k8s, a, url := startManager(t, Options{Reporter: rep, StatsInterval: time.Hour, Self: "10.0.0.2"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	key := types.NamespacedName{Namespace: "activator-test", Name: "hello-00001"}
@@ -149,6 +150,41 @@ func TestSetupWithManager(t *testing.T) {
 	if res := send(ctx, newClient(t), http.MethodGet, url, types.NamespacedName{Namespace: key.Namespace, Name: "nope"}, ""); res.status != http.StatusBadGateway {
 		t.Fatalf("unknown revision: %v, want 502", res)
 	}
+
+	// Two ready activators, this one second: the Revision's throttler
+	// follows; one gone, it is alone again.
+	placed := func(want peers) func() bool {
+		return func() bool {
+			thr := a.get(key).thr
+			thr.mu.Lock()
+			defer thr.mu.Unlock()
+			return thr.peers == want
+		}
+	}
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: activatorService.Namespace}}); err != nil {
+		t.Fatal(err)
+	}
+	peerSlice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: activatorService.Namespace, Name: activatorService.Name + "-abcde",
+			Labels: map[string]string{discoveryv1.LabelServiceName: activatorService.Name},
+		},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints: []discoveryv1.Endpoint{
+			{Addresses: []string{"10.0.0.2"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
+			{Addresses: []string{"10.0.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
+		},
+		Ports: []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To(int32(8012)), Protocol: ptr.To(corev1.ProtocolTCP)}},
+	}
+	if err := k8s.Create(ctx, peerSlice); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the activator to place itself second of two", placed(peers{index: 1, count: 2}))
+	peerSlice.Endpoints[1].Conditions.Ready = ptr.To(false)
+	if err := k8s.Update(ctx, peerSlice); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the activator to be alone", placed(peers{index: 0, count: 1}))
 
 	if err := k8s.Delete(ctx, revision); err != nil {
 		t.Fatal(err)

@@ -70,7 +70,9 @@ func writeThrottleError(w http.ResponseWriter, r *http.Request, err error) {
 
 // throttler limits a Revision's requests to containerConcurrency per
 // probed-ready endpoint, keeps up to maxWaiting more in a FIFO line for at
-// most wait, and picks the endpoint each request goes to.
+// most wait, and picks the endpoint each request goes to. Among several
+// activators it uses only its share of the endpoints, or of their
+// capacity (share.go).
 type throttler struct {
 	name string // namespace/name, for error messages
 
@@ -79,11 +81,19 @@ type throttler struct {
 	wait       time.Duration
 	maxWaiting int
 	ready      []*endpoint // in the order they became ready
-	busy       int         // requests holding an endpoint in ready
-	cursor     int
-	waiters    list.List // of *waiter, oldest first
-	closed     bool
-	lastPoke   time.Time
+	listed     []string    // every address the source lists, sorted
+	peers      peers
+	// use are the endpoints of ready this activator sends to, in ready's
+	// order, and limit how many requests may hold one at once:
+	// rebalanceLocked sets them whenever ready, listed, peers or cc
+	// change, so a pick only reads them.
+	use      []*endpoint
+	limit    int
+	busy     int // requests holding an endpoint in ready, used or not
+	cursor   int
+	waiters  list.List // of *waiter, oldest first
+	closed   bool
+	lastPoke time.Time
 
 	// poke tells the autoscaler requests wait with no ready replica; it
 	// is called without the lock, at most once per pokeEvery.
@@ -171,21 +181,25 @@ func (t *throttler) await(ctx context.Context, w *waiter, elem *list.Element, li
 	if len(t.ready) == 0 {
 		return nil, throttleErrorf(ErrNoCapacity, "activator: revision %s has no ready replica after %s", t.name, limit)
 	}
-	return nil, throttleErrorf(ErrNoCapacity, "activator: revision %s has all %d ready replicas busy (containerConcurrency %d) after %s",
-		t.name, len(t.ready), t.cc, limit)
+	if t.peers.alone() {
+		return nil, throttleErrorf(ErrNoCapacity, "activator: revision %s has all %d ready replicas busy (containerConcurrency %d) after %s",
+			t.name, len(t.ready), t.cc, limit)
+	}
+	return nil, throttleErrorf(ErrNoCapacity, "activator: revision %s has this activator's share busy (%d requests on %d of %d ready replicas, containerConcurrency %d, %d activators) after %s",
+		t.name, t.limit, len(t.use), len(t.ready), t.cc, t.peers.count, limit)
 }
 
 // pickLocked takes a slot on the chosen endpoint, or returns nil.
 func (t *throttler) pickLocked() *endpoint {
-	if t.busy >= capacity(t.cc, len(t.ready)) {
+	if t.busy >= t.limit {
 		return nil
 	}
-	i := choose(t.ready, t.cc, t.cursor)
+	i := choose(t.use, t.cc, t.cursor)
 	if i < 0 {
 		return nil
 	}
 	t.cursor = i + 1
-	ep := t.ready[i]
+	ep := t.use[i]
 	ep.inflight++
 	t.busy++
 	return ep
@@ -219,12 +233,50 @@ func (t *throttler) dispatchLocked() {
 	}
 }
 
+// rebalanceLocked recomputes the endpoints this activator uses and its
+// limit, then hands out what they free. Requests holding an endpoint it
+// no longer uses keep counting against the limit until they finish, and
+// waiters keep their place.
+func (t *throttler) rebalanceLocked() {
+	if own := t.peers.subset(t.listed, t.cc); own == nil {
+		t.use = t.ready
+	} else {
+		use := make([]*endpoint, 0, len(own))
+		for _, ep := range t.ready {
+			if _, ok := slices.BinarySearch(own, ep.addr); ok {
+				use = append(use, ep)
+			}
+		}
+		t.use = use
+	}
+	t.limit = t.peers.limit(t.cc, len(t.listed), len(t.use))
+	t.dispatchLocked()
+}
+
 // configure sets containerConcurrency and the wait limit.
 func (t *throttler) configure(cc int, wait time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.cc, t.wait = cc, wait
-	t.dispatchLocked()
+	t.rebalanceLocked()
+}
+
+// list sets every address the source lists, ready or still probed, which
+// the activators split among them.
+func (t *throttler) list(addrs []string) {
+	listed := slices.Compact(slices.Sorted(slices.Values(addrs)))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.listed = listed
+	t.rebalanceLocked()
+}
+
+// setPeers sets where this activator stands among the activators.
+func (t *throttler) setPeers(p peers) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.peers = p
+	t.rebalanceLocked()
 }
 
 // add makes addr a ready endpoint (it passed its probe).
@@ -235,7 +287,7 @@ func (t *throttler) add(addr string) {
 		return
 	}
 	t.ready = append(t.ready, &endpoint{addr: addr})
-	t.dispatchLocked()
+	t.rebalanceLocked()
 }
 
 // remove takes addr out of the ready set; requests holding it finish.
@@ -250,6 +302,7 @@ func (t *throttler) remove(addr string) {
 		t.busy -= ep.inflight
 		return true
 	})
+	t.rebalanceLocked()
 }
 
 // close fails every waiter and every later acquire: the Revision is gone.
