@@ -27,6 +27,7 @@ func runActivator(ctx context.Context, args []string, _, stderr io.Writer) error
 	listen := fs.String("listen", ":8012", "`address` requests arrive on (HTTP/1.1 and h2c)")
 	autoscalerURL := fs.String("autoscaler-url", "", "base `URL` of the autoscaler (POST <url>"+activator.StatsPath+", <url>"+activator.PokePath+"); empty reports nothing")
 	name := fs.String("name", os.Getenv("POD_NAME"), "this activator's name in its reports ($POD_NAME)")
+	self := fs.String("self", os.Getenv("POD_IP"), "this activator's `address` among the knit-activator Service's endpoints ($POD_IP): replicas and capacity are split across activators by it")
 	maxWaiting := fs.Int("max-waiting", activator.DefaultMaxWaiting, "requests that may wait per revision")
 	maxWait := fs.Duration("max-wait", activator.DefaultMaxWait, "longest a request waits for a replica (a revision's shorter timeoutSeconds wins)")
 	if err := fs.Parse(args); err != nil {
@@ -41,7 +42,7 @@ func runActivator(ctx context.Context, args []string, _, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	opts := activator.Options{Registry: metrics.Registry, MaxWaiting: *maxWaiting, MaxWait: *maxWait, Logger: log}
+	opts := activator.Options{Registry: metrics.Registry, MaxWaiting: *maxWaiting, MaxWait: *maxWait, Logger: log, Self: *self}
 	if *autoscalerURL != "" {
 		rep, err := activator.NewHTTPReporter(*autoscalerURL, *name, log)
 		if err != nil {

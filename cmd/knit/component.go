@@ -8,9 +8,12 @@ import (
 	"net/http"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -59,7 +62,12 @@ func (f *componentFlags) newManager(leaderID string, tune func(*ctrl.Options)) (
 		return nil, err
 	}
 	opts := ctrl.Options{
-		Scheme:                        scheme,
+		Scheme: scheme,
+		// knit reads ConfigMaps only in its own namespace, and may read
+		// nothing more: RBAC grants them there alone.
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{config.SystemNamespace: {}}},
+		}},
 		Metrics:                       metricsserver.Options{BindAddress: f.metrics},
 		HealthProbeBindAddress:        f.probes,
 		LeaderElection:                f.leaderElect,
