@@ -20,23 +20,34 @@ NAME=${KNIT_K8S_NAME:-knitk8s}
 [ -d "$STATE" ] && STATE=$(cd "$STATE" && pwd)
 RUN=$STATE/run
 CG=/sys/fs/cgroup
-DAEMONS=(kube-proxy kubelet kube-scheduler kube-controller-manager containerd kube-apiserver etcd)
 log() { printf '%s down.sh: %s\n' "$(date +%T)" "$*" >&2; }
 
-# 1. Ask the daemons to stop, node first, then the control plane; up to 10 s.
-for d in "${DAEMONS[@]}"; do
-  p=$(cat "$RUN/$d.pid" 2>/dev/null) || continue
-  [ -d "/proc/$p" ] && kill -TERM "$p" 2>/dev/null && log "TERM $d ($p)"
-done
-for _ in $(seq 50); do
-  left=0
-  for d in "${DAEMONS[@]}"; do
+# 1. Stop the daemons in stages, each with a grace period: the node and the
+#    controllers, then the pods (killed: nothing in a test cluster's pods is
+#    worth a graceful stop, and their open watches would hold the API
+#    server's shutdown for its full 60 s), then the API server, then etcd.
+stop() { # stop SECONDS DAEMON...
+  local secs=$1 d p left; shift
+  for d in "$@"; do
     p=$(cat "$RUN/$d.pid" 2>/dev/null) || continue
-    [ -d "/proc/$p" ] && left=1
+    [ -d "/proc/$p" ] && kill -TERM "$p" 2>/dev/null && log "TERM $d ($p)"
   done
-  [ $left = 0 ] && break
-  sleep 0.2
-done
+  for _ in $(seq $((secs * 5))); do
+    left=
+    for d in "$@"; do
+      p=$(cat "$RUN/$d.pid" 2>/dev/null) || continue
+      [ -d "/proc/$p" ] && left+=" $d ($p)"
+    done
+    [ -z "$left" ] && return 0
+    sleep 0.2
+  done
+  log "did not stop within $secs s, killed below:$left"
+}
+stop 5 kube-proxy kubelet kube-scheduler kube-controller-manager containerd
+pods=$(find "$CG/pids/$NAME/kubepods" -name cgroup.procs -exec cat {} + 2>/dev/null)
+[ -n "$pods" ] && kill -KILL $pods 2>/dev/null && log "KILL the pods' $(echo $pods | wc -w) processes"
+stop 10 kube-apiserver
+stop 5 etcd
 
 # 2. Kill whatever is still in the cluster's cgroup: containers, shims, the
 #    namespace holder, any daemon that ignored TERM.
