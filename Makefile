@@ -183,14 +183,14 @@ cluster-tools: tools image-tool ## containerd, containerd-shim-runc-v2, ctr and 
 	@$(TOOL) coredns hack/coredns coredns -- sh -c 'CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$$OUT/coredns" .'
 
 cluster: cluster-tools ## start the test cluster (idempotent: starts only what is not running) and print its KUBECONFIG
-	hack/cluster/up.sh $(CLUSTER_STATE)
+	KNIT_K8S_BIN=$(BIN) hack/cluster/up.sh $(CLUSTER_STATE)
 
 cluster-down: ## stop the test cluster and remove it from the machine (CLUSTER_DOWN_FLAGS=--keep keeps its state, --purge deletes it all)
 	hack/cluster/down.sh $(CLUSTER_STATE) $(CLUSTER_DOWN_FLAGS)
 
 cluster-images: PUSH := 0
 cluster-images: images example-images ## build the images and import them into the test cluster's containerd
-	hack/cluster/import.sh $(CLUSTER_STATE) $(addprefix $(IMAGES_DIR)/,$(addsuffix .tar,$(CLUSTER_IMAGES)))
+	KNIT_K8S_BIN=$(BIN) hack/cluster/import.sh $(CLUSTER_STATE) $(addprefix $(IMAGES_DIR)/,$(addsuffix .tar,$(CLUSTER_IMAGES)))
 
 # ---- cluster journeys ----
 # e2e/cluster (build tag cluster) on the test cluster: helm install with the
