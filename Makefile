@@ -60,6 +60,7 @@ fmt-check:
 
 test: tools verify-generated vet fmt-check ## everything CI runs: unit, envtest, knit dev e2e, and the cluster journeys when root on Linux
 	go test -count=1 ./...
+	cd hack/images && go test -count=1 ./...
 	@if [ "$$(uname -s)" = Linux ] && [ "$$(id -u)" = 0 ]; then \
 		$(MAKE) --no-print-directory test-cluster; \
 	else \

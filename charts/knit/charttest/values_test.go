@@ -49,7 +49,7 @@ func TestValues(t *testing.T) {
 			images(t, m, "knit.local", "dev")
 			wantArgs := map[string][]string{
 				"knit-controller": {"controller", "--leader-elect", "--queue-image=knit.local/knit-queue:dev", "--domain=example.com",
-					"--git-url=http://knit-gitserver.knit-system.svc:8090", "--cache-dir=/var/cache/knit",
+					"--cache-dir=/var/cache/knit",
 					"--webhook-port=9443", "--webhook-service=knit-webhook", "--webhook-secret=knit-webhook-certs", "-v=0"},
 				"knit-autoscaler": {"autoscaler", "run", "--leader-elect", "--listen=:8080", "-v=0"},
 				"knit-activator": {"activator", "--listen=:8012", "--autoscaler-url=http://knit-autoscaler.knit-system.svc:8080",
