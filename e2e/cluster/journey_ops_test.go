@@ -122,7 +122,10 @@ func (j *journey) gitRepoURL(repo string) string {
 // worktree makes a Git work tree holding a Knative Service gitops that
 // greets target, committed.
 func (j *journey) worktree(target string) (dir string, git func(args ...string) string) {
-	dir = j.t.TempDir()
+	dir, err := os.MkdirTemp(j.tmp, "worktree")
+	if err != nil {
+		j.t.Fatal(err)
+	}
 	git = j.gitIn(dir)
 	git("init", "-q", "-b", "main")
 	j.writeGitops(dir, target)
@@ -242,7 +245,7 @@ func (j *journey) webhook(t *testing.T) {
 	git("push", "-q", j.gitRepoURL("journey-hello"), "main")
 	sha := git("rev-parse", "HEAD")
 
-	body := fmt.Appendf(nil, `{"kind":"push","repo":"hooked","branch":"main","sha":%q,"author":"Ada","message":"Hello webhook"}`, sha)
+	body := fmt.Appendf(nil, `{"kind":"push","repo":%q,"branch":"main","sha":%q,"author":"Ada","message":"Hello webhook"}`, key.String(), sha)
 	url := "http://" + j.serviceAddr("knit-gitserver") + "/hooks/generic/" + hooks + "/hooked"
 	post := func(signature, delivery string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))

@@ -34,10 +34,11 @@ type journey struct {
 	revisions []string
 	gitDir    string // the pushed work tree
 	gitSHA    string // its pushed head
+	tmp       string // outlives the steps, unlike their own TempDirs
 }
 
 func TestClusterJourney(t *testing.T) {
-	j := &journey{cluster: newCluster(t)}
+	j := &journey{cluster: newCluster(t), tmp: t.TempDir()}
 	steps := []struct {
 		name string
 		run  func(*testing.T)
