@@ -77,9 +77,19 @@ run: tools build ## knit, locally, embedded
 # Side by side in one run: the app direct, a bare httputil.ReverseProxy,
 # queue-proxy, ingress → queue-proxy, ingress → activator → queue-proxy,
 # then cold starts in knit dev. Writes docs/benchmarks.md (~2 minutes).
+# As root on Linux it adds the test cluster (make cluster): knit installed
+# by its chart, a cold start on real pods next to a plain pod of the same
+# image, and knit's idle footprint (~3 more minutes).
 bench: tools ## request-path and cold-start benchmarks → docs/benchmarks.md
 	@mkdir -p docs
-	go run ./hack/bench -bin-dir $(BIN) -out docs/benchmarks.md $(BENCH_FLAGS)
+	@if [ "$$(uname -s)" = Linux ] && [ "$$(id -u)" = 0 ] && [ -z "$(BENCH_NO_CLUSTER)" ]; then \
+		$(MAKE) --no-print-directory cluster cluster-images helm && \
+		status=0; go run ./hack/bench -bin-dir $(BIN) -out docs/benchmarks.md -cluster-kubeconfig $(CLUSTER_STATE)/kubeconfig $(BENCH_FLAGS) || status=$$?; \
+		[ -n "$(KEEP_CLUSTER)" ] || hack/cluster/down.sh $(CLUSTER_STATE) >/dev/null 2>&1 || true; exit $$status; \
+	else \
+		echo "bench: not root on Linux (or BENCH_NO_CLUSTER set): the cluster part is skipped"; \
+		go run ./hack/bench -bin-dir $(BIN) -out docs/benchmarks.md $(BENCH_FLAGS); \
+	fi
 
 # ---- Helm chart (charts/knit) ----
 # Helm v3, pinned by hack/helm/go.mod (a `tool` line), built from the Go

@@ -369,13 +369,18 @@ func coldRequest(ingress string) (time.Duration, error) {
 	return firstByte(conn, time.Time{}, time.Now().Add(requestTimeout))
 }
 
-// firstByte sends GET / for helloHost on conn, closes it, and returns the
-// time from start (zero: the request's write) to the answer's first
-// byte; the answer must be 200 with helloworld's body.
+// firstByte is firstByteFrom for knit dev's helloworld.
 func firstByte(conn net.Conn, start, deadline time.Time) (time.Duration, error) {
+	return firstByteFrom(conn, helloHost, helloBody, start, deadline)
+}
+
+// firstByteFrom sends GET / for host on conn, closes it, and returns the
+// time from start (zero: the request's write) to the answer's first
+// byte; the answer must be 200 with want as its body.
+func firstByteFrom(conn net.Conn, host, want string, start, deadline time.Time) (time.Duration, error) {
 	defer conn.Close()
 	conn.SetDeadline(deadline)
-	req, _ := http.NewRequest(http.MethodGet, "http://"+helloHost+"/", nil)
+	req, _ := http.NewRequest(http.MethodGet, "http://"+host+"/", nil)
 	req.Header.Set("User-Agent", "knit-bench")
 	if start.IsZero() {
 		start = time.Now()
@@ -397,28 +402,15 @@ func firstByte(conn net.Conn, start, deadline time.Time) (time.Duration, error) 
 	if err != nil {
 		return 0, err
 	}
-	if resp.StatusCode != http.StatusOK || string(body) != helloBody {
-		return 0, fmt.Errorf("answer %s %q, want 200 %q", resp.Status, body, helloBody)
+	if resp.StatusCode != http.StatusOK || string(body) != want {
+		return 0, fmt.Errorf("answer %s %q, want 200 %q", resp.Status, body, want)
 	}
 	return ttfb, nil
 }
 
-// waitAnswer polls the ingress until helloworld answers.
+// waitAnswer polls knit dev's ingress until helloworld answers.
 func waitAnswer(ctx context.Context, ingress string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		var conn net.Conn
-		if conn, err = net.Dial("tcp", ingress); err == nil {
-			if _, err = firstByte(conn, time.Time{}, time.Now().Add(requestTimeout)); err == nil {
-				return nil
-			}
-		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
-			return err
-		}
-	}
-	return fmt.Errorf("not within %s: %w", timeout, err)
+	return waitAnswerFrom(ctx, ingress, helloHost, timeout)
 }
 
 func freeAddr() (string, error) {
@@ -448,7 +440,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // median of the durations f picks from runs.
-func median(runs []coldRun, f func(coldRun) time.Duration) time.Duration {
+func median[R any](runs []R, f func(R) time.Duration) time.Duration {
 	if len(runs) == 0 {
 		return 0
 	}

@@ -28,6 +28,8 @@ type options struct {
 	concurrency []int
 	only        []string
 	coldRuns    int
+	cluster     string // kubeconfig of the test cluster; empty skips the cluster part
+	clusterRuns int
 	binDir      string
 	out         string
 	cpuProfile  string
@@ -42,6 +44,8 @@ func parseFlags() (options, error) {
 	flag.DurationVar(&o.warmup, "warmup", 100*time.Millisecond, "unmeasured load before each slice")
 	flag.IntVar(&o.maxRequests, "max-requests", 1_000_000, "requests per path and concurrency at most")
 	flag.IntVar(&o.coldRuns, "cold-runs", 5, "cold starts to time in knit dev (0 skips the cold-start part)")
+	flag.StringVar(&o.cluster, "cluster-kubeconfig", "", "kubeconfig of the test cluster (make cluster) to install knit on and time real pods; empty skips it")
+	flag.IntVar(&o.clusterRuns, "cluster-runs", 5, "cold starts and plain pod starts to time on the cluster")
 	flag.StringVar(&o.binDir, "bin-dir", "bin", "where `make tools` put kube-apiserver, etcd and kubectl")
 	flag.StringVar(&o.out, "out", "docs/benchmarks.md", "markdown report to write (empty: print only)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the request-path part (proxies and load generator) here")
@@ -106,6 +110,11 @@ func run(ctx context.Context, o options) error {
 	if o.coldRuns > 0 {
 		if rep.cold, err = measureColdStart(ctx, root, binDir, o.coldRuns, os.Stderr); err != nil {
 			return fmt.Errorf("cold start: %w", err)
+		}
+	}
+	if o.cluster != "" {
+		if rep.cluster, err = measureCluster(ctx, root, binDir, o.cluster, o.clusterRuns, os.Stderr); err != nil {
+			return fmt.Errorf("cluster: %w", err)
 		}
 	}
 	rep.elapsed = time.Since(began)

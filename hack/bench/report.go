@@ -69,6 +69,7 @@ type report struct {
 	opts    options
 	cells   []cell
 	cold    *coldResult
+	cluster *clusterResult
 	elapsed time.Duration
 }
 
@@ -149,6 +150,10 @@ func (r *report) markdown() string {
 		}
 		app, cold := median(c.runs, func(r coldRun) time.Duration { return r.app }), median(c.runs, func(r coldRun) time.Duration { return r.ttfb })
 		fmt.Fprintf(&b, "| **median** | **%s** | **%s** | **%s** |\n", fmtColdMs(app), fmtColdMs(cold), fmtColdMs(cold-app))
+	}
+
+	if c := r.cluster; c != nil {
+		b.WriteString(c.markdown())
 	}
 
 	fmt.Fprintf(&b, "\n## Targets (DESIGN.md, \"Performance targets\")\n\n")
