@@ -52,9 +52,9 @@ type clusterRun struct {
 // podUsage is one knit pod's footprint while nothing is deployed but an
 // idle revision at zero.
 type podUsage struct {
-	name     string
-	memory   uint64        // working set, bytes
-	cpu      time.Duration // CPU time over the idle window
+	name   string
+	memory uint64        // working set, bytes
+	cpu    time.Duration // CPU time over the idle window
 }
 
 type clusterResult struct {
