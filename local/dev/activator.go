@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,27 +15,22 @@ import (
 	"github.com/knitops/knit/platform"
 )
 
-// activatorPlane is knit dev's activator: its loopback listener and the
+// activatorPlane is knit dev's activator: its loopback server and the
 // endpoints that make it the target of every revision in Proxy mode.
 type activatorPlane struct {
-	ln  net.Listener
-	srv *http.Server
+	srv *platform.Server
 }
 
-// listenActivator binds the activator on a free loopback port; h2c so a
-// gRPC request at zero reaches its app as HTTP/2.
+// listenActivator binds the activator on a free loopback port.
 func listenActivator() (*activatorPlane, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := listen("activator", "127.0.0.1:0", nil)
 	if err != nil {
-		return nil, fmt.Errorf("activator: %w", err)
+		return nil, err
 	}
-	srv := &http.Server{Protocols: new(http.Protocols)}
-	srv.Protocols.SetHTTP1(true)
-	srv.Protocols.SetUnencryptedHTTP2(true)
-	return &activatorPlane{ln: ln, srv: srv}, nil
+	return &activatorPlane{srv: srv}, nil
 }
 
-func (a *activatorPlane) port() int32 { return int32(a.ln.Addr().(*net.TCPAddr).Port) }
+func (a *activatorPlane) port() int32 { return int32(a.srv.Listener.Addr().(*net.TCPAddr).Port) }
 
 // publish writes knit-system/knit-activator and its EndpointSlice, which
 // the ServerlessService reconciler mirrors into a revision's public

@@ -59,7 +59,7 @@ func setupComponents(mgr ctrl.Manager, opts Options, store *config.Store, router
 	if err != nil {
 		return nil, fmt.Errorf("activator: %w", err)
 	}
-	act.srv.Handler = activate
+	act.srv.Server.Handler = activate
 	rt, err := runtime.New(runtime.Options{StateDir: opts.StateDir, SourceDir: git.sourceDir})
 	if err != nil {
 		return nil, fmt.Errorf("local runtime: %w", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/dataplane/ingress"
 	"github.com/knitops/knit/local/statedir"
+	"github.com/knitops/knit/platform"
 )
 
 // shutdownTimeout bounds how long Ctrl-C waits for in-flight work.
@@ -36,27 +37,27 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	defer func() { err = errors.Join(err, release()) }()
 
 	router := ingress.NewRouter()
-	ingressLn, err := listen("http", opts.HTTPAddr, router)
+	ingressSrv, err := listen("http", opts.HTTPAddr, router)
 	if err != nil {
 		return err
 	}
-	defer ingressLn.ln.Close()
-	gitServer, err := listen("git", opts.GitAddr, nil)
+	defer ingressSrv.Listener.Close()
+	gitSrv, err := listen("git", opts.GitAddr, nil)
 	if err != nil {
 		return err
 	}
-	defer gitServer.ln.Close()
-	git, err := newGitPlane(opts.StateDir, gitServer.URL(), ctrl.Log)
+	defer gitSrv.Listener.Close()
+	git, err := newGitPlane(opts.StateDir, gitSrv.URL(), ctrl.Log)
 	if err != nil {
 		return err
 	}
 	defer git.Close()
-	gitServer.srv.Handler = git.Handler()
+	gitSrv.Server.Handler = git.Handler()
 	act, err := listenActivator()
 	if err != nil {
 		return err
 	}
-	defer act.ln.Close()
+	defer act.srv.Listener.Close()
 
 	apiSrv, err := startAPI(ctx, opts)
 	if err != nil {
@@ -64,13 +65,13 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	}
 	defer func() { err = errors.Join(err, apiSrv.stop()) }()
 
-	return serve(ctx, opts, apiSrv, router, git, act, []*listener{ingressLn, gitServer}, out)
+	return serve(ctx, opts, apiSrv, router, git, act, ingressSrv, gitSrv, out)
 }
 
-// serve runs everything that needs the API: CRDs, webhooks, the manager and
-// the listeners, until ctx ends or one of them fails.
+// serve runs everything that needs the API: CRDs, webhooks, and the
+// manager with the servers, until ctx ends or one of them fails.
 func serve(ctx context.Context, opts Options, apiSrv *apiServer, router *ingress.Router, git *gitPlane, act *activatorPlane,
-	listeners []*listener, out io.Writer) error {
+	ingressSrv, gitSrv *platform.Server, out io.Writer) error {
 	scheme, err := api.NewScheme()
 	if err != nil {
 		return err
@@ -103,7 +104,7 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, router *ingress
 	if err != nil {
 		return fmt.Errorf("controller manager: %w", err)
 	}
-	cp, err := setupComponents(mgr, opts, store, router, listeners[0].ln.Addr().String(), git, act)
+	cp, err := setupComponents(mgr, opts, store, router, ingressSrv.Listener.Addr().String(), git, act)
 	if err != nil {
 		return err
 	}
@@ -111,12 +112,16 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, router *ingress
 	if err := act.publish(ctx, c); err != nil {
 		return err
 	}
-	listeners = append(listeners, &listener{name: "activator", ln: act.ln, srv: act.srv})
+	for _, srv := range []*platform.Server{ingressSrv, gitSrv, act.srv} {
+		if err := mgr.Add(srv); err != nil {
+			return err
+		}
+	}
 	git.SetClient(mgr.GetClient())
 
 	mgrCtx, stopMgr := context.WithCancel(ctx)
 	defer stopMgr()
-	errc := make(chan error, 1+len(listeners))
+	errc := make(chan error, 1)
 	mgrDone := make(chan struct{})
 	go func() {
 		defer close(mgrDone)
@@ -127,12 +132,9 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, router *ingress
 	if err := adm.register(ctx, c); err != nil {
 		return err
 	}
-	for _, l := range listeners {
-		l.serve(errc)
-	}
 	printBanner(out, banner{
 		API: apiSrv.url, Kubeconfig: apiSrv.kubeconfig, Webhooks: adm.url,
-		Ingress: listeners[0].URL(), Git: listeners[1].URL(), CRDs: len(crdNames),
+		Ingress: ingressSrv.URL(), Git: gitSrv.URL(), CRDs: len(crdNames),
 	})
 
 	var runErr error
@@ -140,24 +142,20 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, router *ingress
 	case <-ctx.Done():
 	case runErr = <-errc:
 	}
-	return errors.Join(runErr, shutdown(adm, c, listeners, stopMgr, mgrDone))
+	return errors.Join(runErr, shutdown(adm, c, stopMgr, mgrDone))
 }
 
-// shutdown stops taking requests, unregisters the webhooks while the API
-// still answers, then stops the manager and waits for it.
-func shutdown(adm *admissionServer, c client.Client, listeners []*listener, stopMgr context.CancelFunc, mgrDone <-chan struct{}) error {
+// shutdown unregisters the webhooks while the API still answers, then
+// stops the manager, which drains its servers, and waits for it.
+func shutdown(adm *admissionServer, c client.Client, stopMgr context.CancelFunc, mgrDone <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	var errs []error
-	for _, l := range listeners {
-		errs = append(errs, l.shutdown(ctx))
-	}
-	errs = append(errs, adm.unregister(ctx, c))
+	err := adm.unregister(ctx, c)
 	stopMgr()
 	select {
 	case <-mgrDone:
 	case <-ctx.Done():
-		errs = append(errs, fmt.Errorf("controller manager did not stop within %s", shutdownTimeout))
+		err = errors.Join(err, fmt.Errorf("controller manager did not stop within %s", shutdownTimeout))
 	}
-	return errors.Join(errs...)
+	return err
 }
