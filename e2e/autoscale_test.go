@@ -3,11 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
+	"github.com/knitops/knit/internal/httpload"
 )
 
 // TestAutoscaleJourney is the data-plane issue's journey: examples/autoscale
@@ -48,7 +46,8 @@ func TestAutoscaleJourney(t *testing.T) {
 		return pa, c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "autoscale-00001"}, pa)
 	}
 
-	load := startLoad(d.httpAddr, host, "/?sleep=100", 30, 90*time.Second)
+	loadClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 30}, Timeout: 30 * time.Second}
+	load := httpload.Start(loadClient, "http://"+d.httpAddr+"/?sleep=100", host, 30, 90*time.Second)
 	var peak int32
 	waitFor(t, "scale out to 3+ ready replicas under load", 80*time.Second, func(ctx context.Context) (bool, string) {
 		p, err := pa(ctx)
@@ -59,10 +58,11 @@ func TestAutoscaleJourney(t *testing.T) {
 		peak = max(peak, actual)
 		return actual >= 3, fmt.Sprintf("desired %d actual %d", desired, actual)
 	})
-	sent, failed := load.stop()
+	res := load.Stop()
+	sent, failed := res.Sent, res.Failed
 	t.Logf("load: %d requests, peak %d replicas", sent, peak)
 	if sent == 0 || failed != 0 {
-		t.Fatalf("load: %d of %d requests failed; first failure: %s", failed, sent, load.firstFailure())
+		t.Fatalf("load: %d of %d requests failed; first failures: %q", failed, sent, res.Failures)
 	}
 
 	waitFor(t, "back to zero after the load", 90*time.Second, func(ctx context.Context) (bool, string) {
@@ -80,66 +80,4 @@ func TestAutoscaleJourney(t *testing.T) {
 		t.Fatalf("cold start: %d %q %v", code, body, err)
 	}
 	t.Logf("cold start answered in %s", time.Since(began).Round(time.Millisecond))
-}
-
-// loadGen keeps n requests in flight until stopped or its time bound.
-type loadGen struct {
-	cancel       context.CancelFunc
-	wg           sync.WaitGroup
-	sent, failed atomic.Int64
-	mu           sync.Mutex
-	first        string
-}
-
-func startLoad(addr, host, path string, n int, bound time.Duration) *loadGen {
-	ctx, cancel := context.WithTimeout(context.Background(), bound)
-	l := &loadGen{cancel: cancel}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}, Timeout: 30 * time.Second}
-	for range n {
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			for ctx.Err() == nil {
-				req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://"+addr+path, nil)
-				req.Host = host
-				resp, err := client.Do(req)
-				l.sent.Add(1)
-				switch {
-				case err != nil:
-					l.fail(err.Error())
-				case resp.StatusCode != http.StatusOK:
-					b, _ := io.ReadAll(resp.Body)
-					l.fail(fmt.Sprintf("%d %s", resp.StatusCode, b))
-				default:
-					io.Copy(io.Discard, resp.Body)
-				}
-				if resp != nil {
-					resp.Body.Close()
-				}
-			}
-		}()
-	}
-	return l
-}
-
-func (l *loadGen) fail(msg string) {
-	l.failed.Add(1)
-	l.mu.Lock()
-	if l.first == "" {
-		l.first = msg
-	}
-	l.mu.Unlock()
-}
-
-// stop ends the load, waits for requests in flight, and counts.
-func (l *loadGen) stop() (sent, failed int64) {
-	l.cancel()
-	l.wg.Wait()
-	return l.sent.Load(), l.failed.Load()
-}
-
-func (l *loadGen) firstFailure() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.first
 }

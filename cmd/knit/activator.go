@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -30,11 +29,8 @@ func runActivator(ctx context.Context, args []string, _, stderr io.Writer) error
 	self := fs.String("self", os.Getenv("POD_IP"), "this activator's `address` among the knit-activator Service's endpoints ($POD_IP): replicas and capacity are split across activators by it")
 	maxWaiting := fs.Int("max-waiting", activator.DefaultMaxWaiting, "requests that may wait per revision")
 	maxWait := fs.Duration("max-wait", activator.DefaultMaxWait, "longest a request waits for a replica (a revision's shorter timeoutSeconds wins)")
-	if err := fs.Parse(args); err != nil {
+	if err := f.parse(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	setupLogging(stderr, f.verbosity)
 	log := slog.Default()

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -25,11 +24,8 @@ func runAutoscalerServe(ctx context.Context, args []string, stderr io.Writer) er
 	var f componentFlags
 	f.register(fs, true, false)
 	listen := fs.String("listen", ":8080", "`address` the activators post their stats and pokes to")
-	if err := fs.Parse(args); err != nil {
+	if err := f.parse(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	setupLogging(stderr, f.verbosity)
 	mgr, err := f.newManager("knit-autoscaler", nil)

@@ -48,6 +48,17 @@ func (f *componentFlags) register(fs *flag.FlagSet, leader, drain bool) {
 	}
 }
 
+// parse reads the command line, which holds flags only.
+func (f *componentFlags) parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	return nil
+}
+
 // newManager is a cluster component's controller manager: knit's scheme,
 // the flags' API, probes and metrics, a leader election named leaderID
 // when --leader-elect is on. tune adjusts the options (a webhook server,

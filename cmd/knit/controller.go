@@ -38,11 +38,8 @@ func runController(ctx context.Context, args []string, _, stderr io.Writer) erro
 	webhookPort := fs.Int("webhook-port", 9443, "HTTPS `port` of the admission webhooks")
 	webhookService := fs.String("webhook-service", "knit-webhook", "`name` of the Service in "+config.SystemNamespace+" the API server calls the webhooks through")
 	webhookSecret := fs.String("webhook-secret", "knit-webhook-certs", "`name` of the Secret in "+config.SystemNamespace+" holding the webhook certificate")
-	if err := fs.Parse(args); err != nil {
+	if err := f.parse(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if *queueImage == "" {
 		return errors.New("--queue-image is required: the image every revision's queue-proxy sidecar runs")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,11 +28,8 @@ func runGitServer(ctx context.Context, args []string, _, stderr io.Writer) error
 	root := fs.String("root", "/var/lib/knit/git", "`directory` of the bare repositories (a persistent volume)")
 	publicURL := fs.String("public-url", "", "base `URL` the controller fetches pushed repositories from, e.g. http://knit-gitserver.knit-system.svc:8090; required")
 	namespace := fs.String("namespace", hub.DefaultNamespace, "`namespace` a first push deploys to")
-	if err := fs.Parse(args); err != nil {
+	if err := f.parse(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if *publicURL == "" {
 		return errors.New("--public-url is required: the GitRepositories a push creates point there")

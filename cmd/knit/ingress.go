@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -22,11 +21,8 @@ func runIngress(ctx context.Context, args []string, _, stderr io.Writer) error {
 	var f componentFlags
 	f.register(fs, false, true)
 	listen := fs.String("listen", ":8080", "`address` requests arrive on (HTTP/1.1 and h2c)")
-	if err := fs.Parse(args); err != nil {
+	if err := f.parse(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	setupLogging(stderr, f.verbosity)
 	mgr, err := f.newManager("", nil)

@@ -25,14 +25,15 @@ import (
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	"github.com/knitops/knit/gitsync/hub"
+	"github.com/knitops/knit/internal/httpload"
 )
 
 func (j *journey) steadyLoad(t *testing.T) {
 	host := j.host("hello")
-	l := startLoad(j.http, j.ingress, host, 4, 3*time.Minute)
-	defer l.stop()
+	l := httpload.Start(j.http, "http://"+j.ingress+"/", host, 4, 3*time.Minute)
+	defer l.Stop()
 	j.waitFor("load flowing", 30*time.Second, func(context.Context) (bool, string) {
-		return l.sent.Load() > 50, fmt.Sprintf("%d sent", l.sent.Load())
+		return l.Sent() > 50, fmt.Sprintf("%d sent", l.Sent())
 	})
 	// A rollout under load.
 	j.apply(helloService("v3"))
@@ -43,10 +44,10 @@ func (j *journey) steadyLoad(t *testing.T) {
 	for _, name := range []string{"knit-activator", "knit-ingress"} {
 		j.deleteOnePod(name)
 	}
-	sent, failed, first := l.stop()
-	t.Logf("steady load: %d requests, %d failed", sent, failed)
-	if sent < 100 || failed != 0 {
-		t.Fatalf("%d of %d requests failed across the rollout and pod deletions; first: %v", failed, sent, first)
+	r := l.Stop()
+	t.Logf("steady load: %d requests, %d failed", r.Sent, r.Failed)
+	if r.Sent < 100 || r.Failed != 0 {
+		t.Fatalf("%d of %d requests failed across the rollout and pod deletions; first: %q", r.Failed, r.Sent, r.Failures)
 	}
 }
 

@@ -198,11 +198,9 @@ func (m *Manager) patchCABundles(ctx context.Context, ca []byte) error {
 	for _, name := range m.opts.Mutating {
 		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 		if err := m.patch(ctx, name, cfg, ca, func() []*admissionregistrationv1.WebhookClientConfig {
-			out := make([]*admissionregistrationv1.WebhookClientConfig, len(cfg.Webhooks))
-			for i := range cfg.Webhooks {
-				out[i] = &cfg.Webhooks[i].ClientConfig
-			}
-			return out
+			return clientConfigs(cfg.Webhooks, func(w *admissionregistrationv1.MutatingWebhook) *admissionregistrationv1.WebhookClientConfig {
+				return &w.ClientConfig
+			})
 		}); err != nil {
 			return err
 		}
@@ -210,16 +208,23 @@ func (m *Manager) patchCABundles(ctx context.Context, ca []byte) error {
 	for _, name := range m.opts.Validating {
 		cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
 		if err := m.patch(ctx, name, cfg, ca, func() []*admissionregistrationv1.WebhookClientConfig {
-			out := make([]*admissionregistrationv1.WebhookClientConfig, len(cfg.Webhooks))
-			for i := range cfg.Webhooks {
-				out[i] = &cfg.Webhooks[i].ClientConfig
-			}
-			return out
+			return clientConfigs(cfg.Webhooks, func(w *admissionregistrationv1.ValidatingWebhook) *admissionregistrationv1.WebhookClientConfig {
+				return &w.ClientConfig
+			})
 		}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// clientConfigs points at the client config of every webhook in ws.
+func clientConfigs[W any](ws []W, of func(*W) *admissionregistrationv1.WebhookClientConfig) []*admissionregistrationv1.WebhookClientConfig {
+	out := make([]*admissionregistrationv1.WebhookClientConfig, len(ws))
+	for i := range ws {
+		out[i] = of(&ws[i])
+	}
+	return out
 }
 
 // patch sets ca on every client config of the named configuration; a

@@ -1,0 +1,93 @@
+// Package httpload is the bounded load knit's journeys put on a running
+// knit: n workers sending GETs back to back until stopped or a time bound,
+// every answer but a 200 counted as a failure and the first few kept, so a
+// journey can say "0 of N requests failed" across a rollout or a restart.
+package httpload
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// keptFailures is how many failure messages a Load keeps.
+const keptFailures = 5
+
+// Load keeps n requests in flight until Stop or its time bound.
+type Load struct {
+	cancel       context.CancelFunc
+	wg           sync.WaitGroup
+	sent, failed atomic.Int64
+	mu           sync.Mutex
+	failures     []string
+}
+
+// Result is what a Load counted.
+type Result struct {
+	Sent, Failed int64
+	// Failures are the first failures, each with its time.
+	Failures []string
+}
+
+// Start sends GET url with Host host from n workers through c until Stop
+// is called or bound passes.
+func Start(c *http.Client, url, host string, n int, bound time.Duration) *Load {
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	l := &Load{cancel: cancel}
+	for range n {
+		l.wg.Go(func() {
+			for ctx.Err() == nil {
+				l.once(c, url, host)
+			}
+		})
+	}
+	return l
+}
+
+func (l *Load) once(c *http.Client, url, host string) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		l.fail(err.Error())
+		return
+	}
+	req.Host = host
+	resp, err := c.Do(req)
+	l.sent.Add(1)
+	if err != nil {
+		l.fail(err.Error())
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		l.fail(fmt.Sprintf("%d %s", resp.StatusCode, b))
+		return
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+}
+
+func (l *Load) fail(msg string) {
+	l.failed.Add(1)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.failures) < keptFailures {
+		l.failures = append(l.failures, time.Now().Format("15:04:05.000")+" "+msg)
+	}
+}
+
+// Sent is how many requests have been sent so far.
+func (l *Load) Sent() int64 { return l.sent.Load() }
+
+// Stop ends the load, waits for the requests in flight, and counts. It may
+// be called more than once.
+func (l *Load) Stop() Result {
+	l.cancel()
+	l.wg.Wait()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return Result{Sent: l.sent.Load(), Failed: l.failed.Load(), Failures: append([]string(nil), l.failures...)}
+}
