@@ -19,6 +19,7 @@
 //	body       larger than Options.MaxBodyBytes               413
 //	verify     missing or wrong signature/token               401 (OnEvent not called)
 //	parse      event type or action knit does not act on      202 "ignored: …" (GitHub ping: 200 "pong")
+//	           (an edit of a closed pull request is one)
 //	           malformed JSON or missing fields               400 naming the problem
 //	dedupe     delivery id seen in the last DedupeSize ones   200 "duplicate delivery ignored"
 //	           the same id still being handled                409
@@ -44,10 +45,13 @@
 //	  "message": "Speed up checkout", // push: head commit message
 //	  "pr": {                       // pull_request only
 //	    "number": 7,
-//	    "action": "opened",         // opened | synchronize | reopened | closed
+//	    "action": "opened",         // opened | synchronize | reopened | closed | edited
 //	    "merged": false,            // with action closed: merged rather than abandoned
 //	    "base":   "main",
-//	    "title":  "Speed up checkout"
+//	    "title":  "Speed up checkout",
+//	    "body":   "knit: canary 10,25,50 every 2m", // optional: the description
+//	    "labels": ["knit:canary"],  // optional: label names after the event
+//	    "fork":   false             // optional: the head lives in another repository
 //	  }
 //	}
 package forge

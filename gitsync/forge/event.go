@@ -25,6 +25,12 @@ const (
 	ActionReopened Action = "reopened"
 	// ActionClosed: merged (Event.Merged) or abandoned.
 	ActionClosed Action = "closed"
+	// ActionEdited: the title, description, labels or base branch of an
+	// open pull request changed; the head did not move. knit reads a canary
+	// request from the labels and the description, so a user can ask for
+	// (or drop) one without pushing. Edits of closed pull requests are
+	// ignored: there is nothing left to roll out.
+	ActionEdited Action = "edited"
 )
 
 // Forge names the sender of a webhook and so how it is verified and parsed.
@@ -91,6 +97,12 @@ type Event struct {
 	BaseBranch string `json:"baseBranch,omitempty"`
 	// Title of the pull request. Pull request only.
 	Title string `json:"title,omitempty"`
+	// Body is the pull request's description (GitLab's "description"),
+	// where a user may write a canary request. Pull request only.
+	Body string `json:"body,omitempty"`
+	// Labels are the names of the pull request's labels after the event,
+	// in the forge's order; nil when it has none. Pull request only.
+	Labels []string `json:"labels,omitempty"`
 }
 
 // zeroSHA is how forges spell "no commit" in before/after of a push.

@@ -43,7 +43,7 @@ type GenericPayload struct {
 type GenericPullRequest struct {
 	// Number of the pull request, positive.
 	Number int64 `json:"number"`
-	// Action is opened, synchronize, reopened or closed.
+	// Action is opened, synchronize, reopened, closed or edited.
 	Action Action `json:"action"`
 	// Merged, with action closed, says the change was merged.
 	Merged bool `json:"merged,omitempty"`
@@ -51,6 +51,10 @@ type GenericPullRequest struct {
 	Base string `json:"base"`
 	// Title of the pull request.
 	Title string `json:"title,omitempty"`
+	// Body is the pull request's description, where a canary may be asked for.
+	Body string `json:"body,omitempty"`
+	// Labels are the names of the pull request's labels.
+	Labels []string `json:"labels,omitempty"`
 	// Fork says the head branch lives in another repository.
 	Fork bool `json:"fork,omitempty"`
 }
@@ -92,9 +96,9 @@ func parseGeneric(_ http.Header, body []byte, repo string) (Event, error) {
 			return Event{}, fmt.Errorf("%s payload: kind pull_request needs pr", what)
 		}
 		switch p.PR.Action {
-		case ActionOpened, ActionSynchronize, ActionReopened, ActionClosed:
+		case ActionOpened, ActionSynchronize, ActionReopened, ActionClosed, ActionEdited:
 		default:
-			return Event{}, fmt.Errorf("%s payload: pr.action %q is not one of opened, synchronize, reopened, closed", what, p.PR.Action)
+			return Event{}, fmt.Errorf("%s payload: pr.action %q is not one of opened, synchronize, reopened, closed, edited", what, p.PR.Action)
 		}
 		e := Event{
 			Kind:       KindPullRequest,
@@ -106,7 +110,11 @@ func parseGeneric(_ http.Header, body []byte, repo string) (Event, error) {
 			Fork:       p.PR.Fork,
 			BaseBranch: p.PR.Base,
 			Title:      p.PR.Title,
+			Body:       p.PR.Body,
 			Author:     p.Author,
+		}
+		if len(p.PR.Labels) > 0 {
+			e.Labels = p.PR.Labels
 		}
 		if err := checkPullRequest(what+" pull_request", e); err != nil {
 			return Event{}, err

@@ -21,13 +21,19 @@ func verifyGitea(h http.Header, body, secret []byte) error {
 }
 
 // giteaActions maps Gitea's pull_request actions to knit's. Gitea says
-// "synchronized" where GitHub says "synchronize"; label, assignee and
-// review-request changes arrive as pull_request too and are ignored.
+// "synchronized" where GitHub says "synchronize", and label changes
+// arrive as pull_request events with action label_updated or
+// label_cleared (X-Gitea-Event-Type: pull_request_label); those and
+// description edits are edits. Assignee, milestone and review-request
+// changes arrive as pull_request too and are ignored.
 var giteaActions = map[string]Action{
-	"opened":       ActionOpened,
-	"synchronized": ActionSynchronize,
-	"reopened":     ActionReopened,
-	"closed":       ActionClosed,
+	"opened":        ActionOpened,
+	"synchronized":  ActionSynchronize,
+	"reopened":      ActionReopened,
+	"closed":        ActionClosed,
+	"edited":        ActionEdited,
+	"label_updated": ActionEdited,
+	"label_cleared": ActionEdited,
 }
 
 // parseGitea reads a Gitea webhook of the type in X-Gitea-Event. Gitea's

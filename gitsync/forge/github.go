@@ -60,13 +60,23 @@ type githubBranch struct {
 	Repo   *githubRepo `json:"repo"`
 }
 
+// githubLabel is a label as GitHub and Gitea payloads show it.
+type githubLabel struct {
+	Name string `json:"name"`
+}
+
 // githubPullRequest is the part of a GitHub (or Gitea) pull_request payload knit reads.
 type githubPullRequest struct {
 	Action      string `json:"action"`
 	Number      int64  `json:"number"`
 	PullRequest *struct {
-		Number int64        `json:"number"`
-		Title  string       `json:"title"`
+		Number int64  `json:"number"`
+		Title  string `json:"title"`
+		// Body is null on GitHub when the description is empty.
+		Body   string        `json:"body"`
+		Labels []githubLabel `json:"labels"`
+		// State is open or closed on both forges.
+		State  string       `json:"state"`
 		User   githubUser   `json:"user"`
 		Merged bool         `json:"merged"`
 		Head   githubBranch `json:"head"`
@@ -120,7 +130,11 @@ func (p *githubPullRequest) event(what string, action Action) (Event, error) {
 		HeadSHA:    pr.Head.SHA,
 		BaseBranch: pr.Base.Ref,
 		Title:      pr.Title,
+		Body:       pr.Body,
 		Author:     firstNonEmpty(pr.User.Login, pr.User.Username),
+	}
+	for _, l := range pr.Labels {
+		e.Labels = append(e.Labels, l.Name)
 	}
 	if err := checkPullRequest(what, e); err != nil {
 		return Event{}, err
@@ -144,13 +158,18 @@ func verifyGitHub(h http.Header, body, secret []byte) error {
 	return nil
 }
 
-// githubActions maps GitHub's pull_request actions to knit's; the rest
-// (labeled, edited, assigned, ready_for_review, …) are ignored.
+// githubActions maps GitHub's pull_request actions to knit's. Label and
+// description (or title, or base) changes are edits, since a canary is
+// asked for there; the rest (assigned, review_requested,
+// ready_for_review, …) are ignored.
 var githubActions = map[string]Action{
 	"opened":      ActionOpened,
 	"synchronize": ActionSynchronize,
 	"reopened":    ActionReopened,
 	"closed":      ActionClosed,
+	"edited":      ActionEdited,
+	"labeled":     ActionEdited,
+	"unlabeled":   ActionEdited,
 }
 
 // parseGitHub reads a GitHub webhook of the type in X-GitHub-Event.
@@ -193,6 +212,9 @@ func parseGitHubShaped(h http.Header, body []byte, forge, typ string, actions ma
 	action, ok := actions[p.Action]
 	if !ok {
 		return Event{}, ignore("%s pull_request action %q is not handled", forge, p.Action)
+	}
+	if action == ActionEdited && p.PullRequest != nil && p.PullRequest.State != "" && p.PullRequest.State != "open" {
+		return Event{}, ignore("%s pull_request %q of a %s pull request: nothing to roll out", forge, p.Action, p.PullRequest.State)
 	}
 	e, err := p.event(what, action)
 	if err != nil {

@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 )
@@ -41,22 +42,37 @@ type gitlabPush struct {
 	} `json:"commits"`
 }
 
+// gitlabLabel is a label as GitLab payloads show it: named by its title.
+type gitlabLabel struct {
+	Title string `json:"title"`
+}
+
 // gitlabMergeRequest is the part of a GitLab Merge Request Hook payload knit reads.
 type gitlabMergeRequest struct {
 	User struct {
 		Username string `json:"username"`
 		Name     string `json:"name"`
 	} `json:"user"`
-	Project          gitlabProject `json:"project"`
+	Project gitlabProject `json:"project"`
+	// Labels are the merge request's labels after the event.
+	Labels []gitlabLabel `json:"labels"`
+	// Changes names the attributes an update changed, each with its
+	// previous and current value; knit only looks at which are present.
+	Changes          map[string]json.RawMessage `json:"changes"`
 	ObjectAttributes *struct {
-		IID             int64  `json:"iid"`
-		Title           string `json:"title"`
-		SourceBranch    string `json:"source_branch"`
-		TargetBranch    string `json:"target_branch"`
-		SourceProjectID int64  `json:"source_project_id"`
-		TargetProjectID int64  `json:"target_project_id"`
-		Action          string `json:"action"`
-		OldRev          string `json:"oldrev"`
+		IID         int64  `json:"iid"`
+		Title       string `json:"title"`
+		Description string `json:"description"`
+		// State is opened, closed, merged or locked.
+		State string `json:"state"`
+		// Labels repeats the top-level labels in newer GitLab versions.
+		Labels          []gitlabLabel `json:"labels"`
+		SourceBranch    string        `json:"source_branch"`
+		TargetBranch    string        `json:"target_branch"`
+		SourceProjectID int64         `json:"source_project_id"`
+		TargetProjectID int64         `json:"target_project_id"`
+		Action          string        `json:"action"`
+		OldRev          string        `json:"oldrev"`
 		LastCommit      struct {
 			ID string `json:"id"`
 		} `json:"last_commit"`
@@ -71,17 +87,31 @@ func verifyGitLab(h http.Header, _, secret []byte) error {
 	return nil
 }
 
+// gitlabEdits are the attributes whose change in an "update" reaches knit
+// as ActionEdited: where a canary is asked for (labels, description) and
+// what GitHub's "edited" also covers (title, base branch).
+var gitlabEdits = []string{"labels", "description", "title", "target_branch"}
+
 // gitlabAction maps a merge request's action to knit's. GitLab's "update"
-// is a new push only when oldrev is set; otherwise it is an edit of the
-// title, labels or description, which knit ignores, as it does approvals.
-func gitlabAction(action, oldRev string) (a Action, merged, ok bool) {
+// is a new push when oldrev is set, an edit when one of gitlabEdits
+// changed, and otherwise (assignees, reviewers, milestone, only
+// updated_at) ignored, as approvals are.
+func gitlabAction(action, oldRev string, changes map[string]json.RawMessage) (a Action, merged, ok bool) {
 	switch action {
 	case "open":
 		return ActionOpened, false, true
 	case "reopen":
 		return ActionReopened, false, true
 	case "update":
-		return ActionSynchronize, false, oldRev != ""
+		if oldRev != "" {
+			return ActionSynchronize, false, true
+		}
+		for _, k := range gitlabEdits {
+			if _, changed := changes[k]; changed {
+				return ActionEdited, false, true
+			}
+		}
+		return "", false, false
 	case "close":
 		return ActionClosed, false, true
 	case "merge":
@@ -125,9 +155,12 @@ func parseGitLab(h http.Header, body []byte, _ string) (Event, error) {
 		if mr == nil {
 			return Event{}, fmt.Errorf("%s payload: missing object_attributes", what)
 		}
-		action, merged, ok := gitlabAction(mr.Action, mr.OldRev)
+		action, merged, ok := gitlabAction(mr.Action, mr.OldRev, p.Changes)
 		if !ok {
 			return Event{}, ignore("gitlab merge request action %q is not handled", mr.Action)
+		}
+		if action == ActionEdited && mr.State != "" && mr.State != "opened" {
+			return Event{}, ignore("gitlab merge request update of a %s merge request: nothing to roll out", mr.State)
 		}
 		e := Event{
 			Kind:       KindPullRequest,
@@ -140,7 +173,15 @@ func parseGitLab(h http.Header, body []byte, _ string) (Event, error) {
 			Fork:       mr.SourceProjectID != 0 && mr.TargetProjectID != 0 && mr.SourceProjectID != mr.TargetProjectID,
 			BaseBranch: mr.TargetBranch,
 			Title:      mr.Title,
+			Body:       mr.Description,
 			Author:     firstNonEmpty(p.User.Username, p.User.Name),
+		}
+		labels := p.Labels
+		if labels == nil {
+			labels = mr.Labels
+		}
+		for _, l := range labels {
+			e.Labels = append(e.Labels, l.Title)
 		}
 		if err := checkPullRequest(what, e); err != nil {
 			return Event{}, err

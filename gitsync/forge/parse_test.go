@@ -71,8 +71,17 @@ func TestParseGitHub(t *testing.T) {
 	wantPR := Event{
 		Kind: KindPullRequest, ForgeRepo: "knitops-demo/shop", Number: 42, Action: ActionSynchronize,
 		HeadBranch: "pricing-v2", HeadSHA: "9f2b7c41d0a55e3a8c1f6e27b4d9a0c3e1f2b3c4", BaseBranch: "main",
-		Title: "Try the new pricing engine", Author: "carol-c",
+		Title: "Try the new pricing engine", Body: "Canary at 10% please.", Author: "carol-c",
 	}
+	labeled := testdata(t, "github-pull_request-labeled.json")
+	wantLabeled := wantPR
+	wantLabeled.Action = ActionEdited
+	wantLabeled.Body = "Reprices in the new engine.\r\n\r\nknit: canary 10,25,50 every 2m"
+	wantLabeled.Labels = []string{"backend", "knit:canary"}
+	edited := wantPR
+	edited.Action = ActionEdited
+	noBody := wantPR
+	noBody.Body = ""
 	merged := wantPR
 	merged.Action, merged.Merged = ActionClosed, true
 	fork := wantPR
@@ -103,8 +112,17 @@ func TestParseGitHub(t *testing.T) {
     },
     "base"`, 1),
 			want: fork},
-		{name: "pull request labeled ignored", forge: ForgeGitHub, headers: ev("pull_request"),
-			body: strings.Replace(pr, `"action": "synchronize"`, `"action": "labeled"`, 1), wantErr: `action "labeled"`, wantStatus: http.StatusAccepted},
+		{name: "pull request labeled", forge: ForgeGitHub, headers: ev("pull_request"), body: labeled, want: wantLabeled},
+		{name: "pull request unlabeled", forge: ForgeGitHub, headers: ev("pull_request"),
+			body: strings.Replace(labeled, `"action": "labeled"`, `"action": "unlabeled"`, 1), want: wantLabeled},
+		{name: "pull request description edited", forge: ForgeGitHub, headers: ev("pull_request"),
+			body: strings.Replace(pr, `"action": "synchronize"`, `"action": "edited"`, 1), want: edited},
+		{name: "pull request without description", forge: ForgeGitHub, headers: ev("pull_request"),
+			body: strings.Replace(pr, `"body": "Canary at 10% please."`, `"body": null`, 1), want: noBody},
+		{name: "closed pull request labeled ignored", forge: ForgeGitHub, headers: ev("pull_request"),
+			body: strings.Replace(labeled, `"state": "open"`, `"state": "closed"`, 1), wantErr: "closed pull request", wantStatus: http.StatusAccepted},
+		{name: "pull request assigned ignored", forge: ForgeGitHub, headers: ev("pull_request"),
+			body: strings.Replace(pr, `"action": "synchronize"`, `"action": "assigned"`, 1), wantErr: `action "assigned"`, wantStatus: http.StatusAccepted},
 		{name: "ping", forge: ForgeGitHub, headers: ev("ping"), body: testdata(t, "github-ping.json"), wantErr: "pong", wantStatus: http.StatusOK},
 		{name: "issues ignored", forge: ForgeGitHub, headers: ev("issues"), body: `{}`, wantErr: `"issues" is not handled`, wantStatus: http.StatusAccepted},
 		{name: "missing event header", forge: ForgeGitHub, body: push, wantErr: "missing X-GitHub-Event"},
@@ -124,8 +142,17 @@ func TestParseGitLab(t *testing.T) {
 	wantMR := Event{
 		Kind: KindPullRequest, ForgeRepo: "platform/payments", Number: 12, Action: ActionSynchronize,
 		HeadBranch: "retry-auth", HeadSHA: "c0ffee1234567890abcdef1234567890abcdef12", BaseBranch: "main",
-		Title: "Retry card authorisations", Author: "frank",
+		Title: "Retry card authorisations", Body: "Adds a bounded retry.", Author: "frank",
 	}
+	labels := testdata(t, "gitlab-merge_request-labels.json")
+	wantLabels := wantMR
+	wantLabels.Action = ActionEdited
+	wantLabels.Body = "Adds a bounded retry.\n\nknit: canary 10,50 every 5m"
+	wantLabels.Labels = []string{"backend", "knit::canary"}
+	titled := wantMR
+	titled.Action = ActionEdited
+	pushedWithLabels := wantLabels
+	pushedWithLabels.Action = ActionSynchronize
 	withAction := func(action string, oldrev bool) string {
 		s := strings.Replace(mr, `"action": "update"`, `"action": "`+action+`"`, 1)
 		if !oldrev {
@@ -154,8 +181,19 @@ func TestParseGitLab(t *testing.T) {
 		{name: "merge request closed", forge: ForgeGitLab, headers: ev("Merge Request Hook"), body: withAction("close", false), want: closed},
 		{name: "merge request from fork", forge: ForgeGitLab, headers: ev("Merge Request Hook"),
 			body: strings.Replace(mr, `"source_project_id": 15`, `"source_project_id": 99`, 1), want: fork},
-		{name: "merge request edited ignored", forge: ForgeGitLab, headers: ev("Merge Request Hook"),
+		{name: "merge request labels and description changed", forge: ForgeGitLab, headers: ev("Merge Request Hook"), body: labels, want: wantLabels},
+		{name: "labels only under object_attributes", forge: ForgeGitLab, headers: ev("Merge Request Hook"),
+			body: strings.Replace(labels, `"labels": [
+    {"id": 198`, `"no_labels": [
+    {"id": 198`, 1), want: wantLabels},
+		{name: "merge request title changed", forge: ForgeGitLab, headers: ev("Merge Request Hook"),
+			body: strings.Replace(withAction("update", false), `"changes": {`, `"changes": {"title": {"previous": "WIP", "current": "Retry card authorisations"},`, 1), want: titled},
+		{name: "new commits and labels in one update", forge: ForgeGitLab, headers: ev("Merge Request Hook"),
+			body: strings.Replace(labels, `"action": "update",`, `"action": "update", "oldrev": "4e3b5bd04fa1f3b2b0f6e2a44d9e8f1c2d3e4f50",`, 1), want: pushedWithLabels},
+		{name: "update of only updated_at ignored", forge: ForgeGitLab, headers: ev("Merge Request Hook"),
 			body: withAction("update", false), wantErr: `action "update"`, wantStatus: http.StatusAccepted},
+		{name: "labels of a merged merge request ignored", forge: ForgeGitLab, headers: ev("Merge Request Hook"),
+			body: strings.Replace(labels, `"state": "opened"`, `"state": "merged"`, 1), wantErr: "merged merge request", wantStatus: http.StatusAccepted},
 		{name: "merge request approved ignored", forge: ForgeGitLab, headers: ev("Merge Request Hook"),
 			body: withAction("approved", false), wantErr: `action "approved"`, wantStatus: http.StatusAccepted},
 		{name: "tag push hook ignored", forge: ForgeGitLab, headers: ev("Tag Push Hook"), body: `{}`, wantErr: `"Tag Push Hook" is not handled`, wantStatus: http.StatusAccepted},
@@ -180,6 +218,13 @@ func TestParseGitea(t *testing.T) {
 	synced.Action, synced.Merged = ActionSynchronize, false
 	fork := wantPR
 	fork.Fork = true
+	labeled := testdata(t, "gitea-pull_request-label_updated.json")
+	wantLabeled := wantPR
+	wantLabeled.Action, wantLabeled.Merged = ActionEdited, false
+	wantLabeled.Body = "Darker palette for the night owls.\n\nknit: canary 25,50 every 1m automerge"
+	wantLabeled.Labels = []string{"knit:canary"}
+	cleared := wantLabeled
+	cleared.Labels = nil
 	runParseCases(t, []parseCase{
 		{name: "push", forge: ForgeGitea, headers: ev("push"), body: push, want: Event{
 			Kind: KindPush, ForgeRepo: "team/blog", Ref: "refs/heads/main", Branch: "main",
@@ -206,8 +251,17 @@ func TestParseGitea(t *testing.T) {
     },
     "merge_base"`, 1),
 			want: fork},
-		{name: "label change ignored", forge: ForgeGitea, headers: ev("pull_request"),
-			body: strings.Replace(pr, `"action": "closed"`, `"action": "label_updated"`, 1), wantErr: "label_updated", wantStatus: http.StatusAccepted},
+		{name: "label added", forge: ForgeGitea, headers: ev("pull_request"), body: labeled, want: wantLabeled},
+		{name: "labels cleared", forge: ForgeGitea, headers: ev("pull_request"),
+			body: strings.Replace(strings.Replace(labeled, `"action": "label_updated"`, `"action": "label_cleared"`, 1),
+				`{"id": 4, "name": "knit:canary", "exclusive": false, "is_archived": false, "color": "fbca04", "description": "Roll out as a canary", "url": "https://gitea.example.com/api/v1/repos/team/blog/labels/4"}`, "", 1),
+			want: cleared},
+		{name: "description edited", forge: ForgeGitea, headers: ev("pull_request"),
+			body: strings.Replace(labeled, `"action": "label_updated"`, `"action": "edited"`, 1), want: wantLabeled},
+		{name: "label change of a closed pull request ignored", forge: ForgeGitea, headers: ev("pull_request"),
+			body: strings.Replace(pr, `"action": "closed"`, `"action": "label_updated"`, 1), wantErr: "closed pull request", wantStatus: http.StatusAccepted},
+		{name: "milestone change ignored", forge: ForgeGitea, headers: ev("pull_request"),
+			body: strings.Replace(labeled, `"action": "label_updated"`, `"action": "milestoned"`, 1), wantErr: "milestoned", wantStatus: http.StatusAccepted},
 		{name: "review approval ignored", forge: ForgeGitea, headers: ev("pull_request_approved"), body: pr, wantErr: "pull_request_approved", wantStatus: http.StatusAccepted},
 		{name: "missing event header", forge: ForgeGitea, body: push, wantErr: "missing X-Gitea-Event"},
 		{name: "malformed json", forge: ForgeGitea, headers: ev("push"), body: `not json`, wantErr: "malformed gitea push payload: invalid character 'o'"},
@@ -229,6 +283,13 @@ func TestParseGeneric(t *testing.T) {
 		{name: "pull request merged", forge: ForgeGeneric,
 			body: `{"kind":"pull_request","branch":"feature","sha":"abc","pr":{"number":7,"action":"closed","merged":true,"base":"main"}}`,
 			want: Event{Kind: KindPullRequest, Number: 7, Action: ActionClosed, Merged: true, HeadBranch: "feature", HeadSHA: "abc", BaseBranch: "main"}},
+		{name: "pull request labels and description", forge: ForgeGeneric,
+			body: `{"kind":"pull_request","branch":"feature","sha":"abc","pr":{"number":7,"action":"edited","base":"main","body":"knit: canary 10,50","labels":["knit:canary","ui"]}}`,
+			want: Event{Kind: KindPullRequest, Number: 7, Action: ActionEdited, HeadBranch: "feature", HeadSHA: "abc", BaseBranch: "main",
+				Body: "knit: canary 10,50", Labels: []string{"knit:canary", "ui"}}},
+		{name: "pull request empty labels", forge: ForgeGeneric,
+			body: `{"kind":"pull_request","branch":"feature","sha":"abc","pr":{"number":7,"action":"synchronize","base":"main","labels":[]}}`,
+			want: Event{Kind: KindPullRequest, Number: 7, Action: ActionSynchronize, HeadBranch: "feature", HeadSHA: "abc", BaseBranch: "main"}},
 		{name: "other repo", forge: ForgeGeneric, body: `{"kind":"push","repo":"blog","branch":"main","sha":"abc"}`, wantErr: `repo "blog" does not match`},
 		{name: "unknown kind", forge: ForgeGeneric, body: `{"kind":"tag","branch":"main"}`, wantErr: `kind "tag" is not push or pull_request`},
 		{name: "unknown field", forge: ForgeGeneric, body: `{"kind":"push","branch":"main","sha":"a","ref":"x"}`, wantErr: `unknown field "ref"`},

@@ -127,7 +127,7 @@ func TestReceiverDeliversEachForge(t *testing.T) {
 		}, gitlabMR, Event{
 			Kind: KindPullRequest, Forge: ForgeGitLab, Repo: "payments", ForgeRepo: "platform/payments", Delivery: "13792a34-cac6-4fda-95a8-c58e00a3954e",
 			Number: 12, Action: ActionSynchronize, HeadBranch: "retry-auth", HeadSHA: "c0ffee1234567890abcdef1234567890abcdef12",
-			BaseBranch: "main", Title: "Retry card authorisations", Author: "frank",
+			BaseBranch: "main", Title: "Retry card authorisations", Body: "Adds a bounded retry.", Author: "frank",
 		}},
 		{"gitea pull request", "/hooks/gitea/blog", map[string]string{
 			"X-Gitea-Event": "pull_request", "X-Gitea-Delivery": "f6266f16-1bf3-46a5-9ea4-602e06ead473",
