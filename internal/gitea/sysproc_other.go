@@ -1,0 +1,11 @@
+//go:build !linux
+
+package gitea
+
+import "syscall"
+
+// childSysProcAttr puts Gitea in its own process group. Only Linux has a
+// parent-death signal; elsewhere the test's cleanup is the only way it ends.
+func childSysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
