@@ -49,6 +49,10 @@ type Options struct {
 }
 
 // Server is one running Gitea. Its API helpers act as User with Token.
+// The helpers of a journey's steps (CreateRepo, CreatePullRequest,
+// MergePullRequest …) fail the test they belong to when Gitea refuses;
+// that is the test given to Start, so a subtest must use With(t): Go's
+// testing panics when a subtest fails its parent.
 type Server struct {
 	// URL is the base URL, http://127.0.0.1:PORT, without a trailing slash.
 	URL string
@@ -130,6 +134,14 @@ func Start(t testing.TB, opts Options) *Server {
 	t.Logf("gitea %s at %s: API ready in %s, admin and token in %s (state in %s)", s.Version, s.URL,
 		s.Ready.Round(time.Millisecond), time.Since(began).Round(time.Millisecond), s.Dir)
 	return s
+}
+
+// With is the same server with its step helpers failing t, for use in
+// t's goroutine (a subtest of the test that started the server).
+func (s *Server) With(t testing.TB) *Server {
+	c := *s
+	c.t = t
+	return &c
 }
 
 // start writes app.ini for a fresh port, starts the server and waits for

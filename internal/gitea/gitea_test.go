@@ -207,12 +207,15 @@ func TestForge(t *testing.T) {
 		return m["action"] == "closed" && m["number"] == float64(number) && p["merged"] == true
 	})
 
-	s.ClosePullRequest("demo", other)
-	if pr, err = s.PullRequest("demo", other); err != nil {
-		t.Fatal(err)
-	} else if pr.Merged || pr.State != "closed" {
-		t.Errorf("closed pull request %+v, want closed and not merged", pr)
-	}
+	// A journey's steps are subtests; a step's failures are its own.
+	t.Run("close", func(t *testing.T) {
+		s.With(t).ClosePullRequest("demo", other)
+		if pr, err := s.PullRequest("demo", other); err != nil {
+			t.Fatal(err)
+		} else if pr.Merged || pr.State != "closed" {
+			t.Errorf("closed pull request %+v, want closed and not merged", pr)
+		}
+	})
 }
 
 // git is a work tree driven with the real git CLI, isolated from the
