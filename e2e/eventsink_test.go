@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
@@ -111,4 +113,19 @@ func (s *eventSink) rejected() []string {
 // ofType matches events of type typ about subject ("" for any).
 func ofType(typ, subject string) func(knitEvent) bool {
 	return func(e knitEvent) bool { return e.Type == typ && (subject == "" || e.Subject == subject) }
+}
+
+// waitForEvent waits for the first event s received that matches.
+func waitForEvent(t *testing.T, s *eventSink, what string, match func(knitEvent) bool) knitEvent {
+	t.Helper()
+	var found knitEvent
+	waitFor(t, "event "+what, 3*time.Minute, func(context.Context) (bool, string) {
+		got := s.events(match)
+		if len(got) == 0 {
+			return false, fmt.Sprintf("received %v", s.events(nil))
+		}
+		found = got[0]
+		return true, ""
+	})
+	return found
 }

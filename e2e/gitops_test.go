@@ -619,16 +619,7 @@ func (j *gitopsJourney) answers(n int) map[string]int {
 // waitEvent waits for the first event s received that matches.
 func (j *gitopsJourney) waitEvent(s *eventSink, what string, match func(knitEvent) bool) knitEvent {
 	j.t.Helper()
-	var found knitEvent
-	waitFor(j.t, "event "+what, 3*time.Minute, func(context.Context) (bool, string) {
-		got := s.events(match)
-		if len(got) == 0 {
-			return false, fmt.Sprintf("received %v", s.events(nil))
-		}
-		found = got[0]
-		return true, ""
-	})
-	return found
+	return waitForEvent(j.t, s, what, match)
 }
 
 // sign is GitHub's X-Hub-Signature-256 of body.

@@ -16,8 +16,11 @@ import (
 
 // get sends one request for host through the ingress at addr; *.localhost
 // needs no DNS, but the test pins the connection to the ingress anyway.
-func get(addr, host string) (int, string, error) {
-	req, err := http.NewRequest(http.MethodGet, "http://"+addr+"/", nil)
+func get(addr, host string) (int, string, error) { return getPath(addr, host, "/") }
+
+// getPath is get for another path than /.
+func getPath(addr, host, path string) (int, string, error) {
+	req, err := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
 	if err != nil {
 		return 0, "", err
 	}

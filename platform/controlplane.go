@@ -17,6 +17,7 @@ import (
 	"github.com/knitops/knit/controllers/configuration"
 	"github.com/knitops/knit/controllers/gc"
 	"github.com/knitops/knit/controllers/gitrepository"
+	"github.com/knitops/knit/controllers/pullrequest"
 	"github.com/knitops/knit/controllers/revision"
 	"github.com/knitops/knit/controllers/route"
 	"github.com/knitops/knit/controllers/serverlessservice"
@@ -93,6 +94,7 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 			return gitrepository.SetupWithManager(mgr, gitrepository.Options{Cache: opts.GitCache, Announcer: announcer, Triggers: opts.GitTriggers})
 		}},
 		{"announce", func() error { return announcer.SetupWithManager(mgr) }},
+		{"pullrequest", func() error { return pullrequest.SetupWithManager(mgr, pullrequest.Options{Announcer: announcer}) }},
 	}
 	if opts.Webhooks {
 		steps = append(steps, step{"admission webhooks", func() error { return webhooks.Setup(mgr, webhooks.DefaultConfig()) }})

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -69,7 +70,7 @@ func runPR(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "watch it with: kubectl get pr %s\n", pr.Name)
 		return nil
-	case "close", "merge":
+	case "close", "merge", "status":
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
@@ -83,6 +84,14 @@ func runPR(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		c, err := prClient(*kubeconfig)
 		if err != nil {
 			return err
+		}
+		if sub == "status" {
+			pr := &knitv1alpha1.PullRequest{}
+			if err := c.Get(ctx, types.NamespacedName{Namespace: *namespace, Name: pullrequest.Name(*repo, n)}, pr); err != nil {
+				return fmt.Errorf("pull request %s#%d: %w", *repo, n, err)
+			}
+			printStatus(stdout, pr)
+			return nil
 		}
 		state := knitv1alpha1.PullRequestClosed
 		if sub == "merge" {
@@ -128,6 +137,7 @@ subcommands:
   open   --repo REPO --head BRANCH [--base main] [--canary PERCENT] [--wait 2m]
   close  --repo REPO NUMBER     remove the preview and its traffic
   merge  --repo REPO NUMBER     mark merged (push the merge to the base branch to deploy it)
+  status --repo REPO NUMBER     the preview, the canary's step, share and last verdict, what the forge was told
   list   [--repo REPO]
 `)
 }
@@ -177,13 +187,50 @@ func listPRs(ctx context.Context, c client.Client, namespace, repo string, out i
 		return err
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "REPO\tNUMBER\tHEAD\tBASE\tSTATE\tCANARY\tURL")
+	fmt.Fprintln(tw, "REPO\tNUMBER\tHEAD\tBASE\tSTATE\tSHARE\tCANARY\tURL")
 	for _, pr := range list.Items {
 		if repo != "" && pr.Spec.Repository != repo {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d%%\t%s\n", pr.Spec.Repository, pr.Spec.Number, pr.Spec.HeadBranch,
-			pr.Spec.BaseBranch, pr.Spec.State, pr.Spec.CanaryPercent, pr.Status.URL)
+		phase := "–"
+		if c := pr.Status.Canary; c != nil {
+			phase = fmt.Sprintf("%s %d/%d", c.Phase, c.Step, len(c.Steps))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d%%\t%s\t%s\n", pr.Spec.Repository, pr.Spec.Number, pr.Spec.HeadBranch,
+			pr.Spec.BaseBranch, pr.Spec.State, pr.EffectiveShare(), phase, pr.Status.URL)
 	}
 	return tw.Flush()
+}
+
+// printStatus is `knit pr status`: what kubectl get pr shows, spelled out.
+func printStatus(w io.Writer, pr *knitv1alpha1.PullRequest) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	line := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(tw, "%s\t%s\n", k, v)
+		}
+	}
+	line("pull request", fmt.Sprintf("%s#%d %s → %s (%s)", pr.Spec.Repository, pr.Spec.Number, pr.Spec.HeadBranch, pr.Spec.BaseBranch, pr.Spec.State))
+	line("title", pr.Spec.Title)
+	if ready := pr.Status.GetCondition(duckv1.ConditionReady); ready != nil {
+		line("preview", strings.TrimSpace(fmt.Sprintf("%s %s %s", ready.Status, ready.Reason, ready.Message)))
+	}
+	line("url", pr.Status.URL)
+	line("revision", pr.Status.RevisionName)
+	line("share", fmt.Sprintf("%d%% of %s's traffic", pr.EffectiveShare(), orNone(pr.Status.BaseService)))
+	if c := pr.Status.Canary; c != nil {
+		line("canary", fmt.Sprintf("%s, step %d of %v every %s (from the %s)", c.Phase, c.Step, c.Steps, c.Interval.Duration, c.Source))
+		line("verdict", strings.TrimSpace(c.Verdict+" "+c.Message))
+	}
+	if f := pr.Status.GetCondition(knitv1alpha1.PullRequestConditionForgeReported); f != nil {
+		line("forge", strings.TrimSpace(fmt.Sprintf("%s %s %s", f.Status, f.Reason, f.Message)))
+	}
+	tw.Flush()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "the base Service"
+	}
+	return s
 }

@@ -6,6 +6,7 @@
 //	dev.knit.revision.failed  it failed (crash, readiness, build); the previous one keeps serving
 //	dev.knit.route.updated    a Route deployed from Git changed its traffic or URLs
 //	dev.knit.sync.failed      a commit could not be rendered or applied
+//	dev.knit.canary.failed    a pull request's canary failed its analysis and was rolled back
 //
 // Events go to the EventSinks of the resource's namespace. Each carries
 // the repository, branch, commit SHA, author and message, the Revision and

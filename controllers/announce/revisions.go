@@ -100,3 +100,17 @@ func (a *Announcer) SyncFailed(ctx context.Context, repo *knitv1alpha1.GitReposi
 		},
 	})
 }
+
+// CanaryFailed announces that pull request pr's canary of commit was
+// rolled back, with the analysis' reason.
+func (a *Announcer) CanaryFailed(ctx context.Context, pr *knitv1alpha1.PullRequest, commit, revision, reason string) {
+	a.send(ctx, pr.Namespace, events.Occurrence{
+		Type:     events.TypeCanaryFailed,
+		Resource: events.Resource{Kind: "PullRequest", Namespace: pr.Namespace, Name: pr.Name},
+		Key:      fmt.Sprintf("%s %s", pr.UID, commit),
+		Data: events.Data{
+			Repo: pr.Spec.Repository, Branch: pr.Spec.HeadBranch, Commit: commit, Revision: revision,
+			Failure: &events.Failure{Reason: "CanaryFailed", Message: reason},
+		},
+	})
+}

@@ -46,6 +46,9 @@ type previewOutcome struct {
 	revisions []string // preview Revisions, one per Service the head changes
 	ready     bool     // all of them ready, so their tags carry traffic
 	err       string   // why the head could not be previewed
+	// baseService and canaryAnnotation are the first previewed Service's
+	// name on the base branch and its knit.dev/canary annotation.
+	baseService, canaryAnnotation string
 }
 
 // branch syncs one tracked branch's head. A bad commit is recorded and

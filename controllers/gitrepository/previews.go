@@ -70,6 +70,9 @@ func (p *pass) preview(ctx context.Context, pr *knitv1alpha1.PullRequest, branch
 			continue
 		}
 		p.previews[rev.Name] = true
+		if len(out.revisions) == 0 {
+			out.baseService, out.canaryAnnotation = baseService, o.GetAnnotations()[CanaryAnnotation]
+		}
 		out.revisions = append(out.revisions, rev.Name)
 		ready, err := p.r.ensurePreview(ctx, rev)
 		if err != nil {
@@ -84,7 +87,7 @@ func (p *pass) preview(ctx context.Context, pr *knitv1alpha1.PullRequest, branch
 			continue
 		}
 		canaries[o.GetName()] = append(canaries[o.GetName()], plan.Canary{
-			Tag: plan.Tag(pr.Spec.Number), RevisionName: rev.Name, Percent: pr.Spec.CanaryPercent,
+			Tag: plan.Tag(pr.Spec.Number), RevisionName: rev.Name, Percent: share(pr, sha),
 		})
 	}
 	if out.ready && len(out.revisions) == 0 {
@@ -116,6 +119,20 @@ func (r *Reconciler) ensurePreview(ctx context.Context, want *servingv1.Revision
 		return false, fmt.Errorf("%w: preview Revision %s failed: %s: %s", errPreviewFailed, have.Name, ready.Reason, ready.Message)
 	}
 	return false, nil
+}
+
+// CanaryAnnotation on a Service in the head branch asks for a stepped
+// canary ("10,25,50 every 2m") when the pull request itself does not.
+const CanaryAnnotation = "knit.dev/canary"
+
+// share is the head's share of the base's traffic: the pull request's,
+// except that a stepped canary of an older head commit gives the new one
+// nothing until the canary restarts for it.
+func share(pr *knitv1alpha1.PullRequest, head string) int64 {
+	if c := pr.Status.Canary; c != nil && c.Commit != "" && c.Commit != head {
+		return 0
+	}
+	return pr.EffectiveShare()
 }
 
 func isOpen(pr *knitv1alpha1.PullRequest) bool {

@@ -97,6 +97,7 @@ func (r *Reconciler) markOpen(ctx context.Context, pr *knitv1alpha1.PullRequest,
 	if len(out.revisions) > 0 {
 		pr.Status.RevisionName = out.revisions[0]
 	}
+	pr.Status.BaseService, pr.Status.CanaryAnnotation = out.baseService, out.canaryAnnotation
 	pr.Status.URL = r.tagURL(ctx, pr)
 	switch {
 	case out.err != "":
@@ -111,6 +112,7 @@ func (r *Reconciler) markOpen(ctx context.Context, pr *knitv1alpha1.PullRequest,
 func markDone(pr *knitv1alpha1.PullRequest) {
 	conds := knitv1alpha1.PullRequestConditions.Manage(&pr.Status.Status)
 	pr.Status.Tag, pr.Status.URL, pr.Status.RevisionName = "", "", ""
+	pr.Status.Share = 0
 	reason := "Closed"
 	if pr.Spec.State == knitv1alpha1.PullRequestMerged {
 		reason = "Merged"

@@ -103,6 +103,13 @@ func (k *KPA) scrapeRevision(ctx context.Context, key types.NamespacedName) (con
 
 // statsURLs lists the stats endpoint of every ready replica.
 func statsURLs(slices []discoveryv1.EndpointSlice) []string {
+	return ReplicaURLs(slices, queue.StatsPath)
+}
+
+// ReplicaURLs lists path on the queue-proxy metrics port of every ready
+// replica in a revision's private EndpointSlices: where the autoscaler
+// reads load and a canary analysis reads request counts and latencies.
+func ReplicaURLs(slices []discoveryv1.EndpointSlice, path string) []string {
 	var urls []string
 	for _, s := range slices {
 		var port int32
@@ -119,7 +126,7 @@ func statsURLs(slices []discoveryv1.EndpointSlice) []string {
 				continue
 			}
 			for _, a := range ep.Addresses {
-				urls = append(urls, "http://"+net.JoinHostPort(a, strconv.Itoa(int(port)))+queue.StatsPath)
+				urls = append(urls, "http://"+net.JoinHostPort(a, strconv.Itoa(int(port)))+path)
 			}
 		}
 	}

@@ -23,10 +23,13 @@ const (
 	TypeRouteUpdated = "dev.knit.route.updated"
 	// TypeSyncFailed: a GitRepository could not be fetched, rendered or applied.
 	TypeSyncFailed = "dev.knit.sync.failed"
+	// TypeCanaryFailed: a pull request's stepped canary failed its
+	// analysis and its traffic went back to 0 %.
+	TypeCanaryFailed = "dev.knit.canary.failed"
 )
 
 // Types lists every event type knit emits, for validating sink filters.
-var Types = []string{TypeRevisionReady, TypeRevisionFailed, TypeRouteUpdated, TypeSyncFailed}
+var Types = []string{TypeRevisionReady, TypeRevisionFailed, TypeRouteUpdated, TypeSyncFailed, TypeCanaryFailed}
 
 // Extension attributes set when Data carries the value, so brokers and
 // triggers can filter on them without reading the data.

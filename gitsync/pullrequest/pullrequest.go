@@ -28,6 +28,16 @@ type Request struct {
 	State      knitv1alpha1.PullRequestState
 	// Canary is the share of the base's traffic; nil keeps what is set.
 	Canary *int64
+	// Described, when set, replaces the title, description and labels:
+	// a forge's event carries them whole, `knit pr` does not.
+	Described *Description
+}
+
+// Description is what a forge shows of a pull request besides its
+// branches: a canary may be asked for in the description or a label.
+type Description struct {
+	Title, Body string
+	Labels      []string
 }
 
 // Upsert creates or updates the PullRequest for r and returns it. A
@@ -60,6 +70,9 @@ func Upsert(ctx context.Context, c client.Client, r Request) (*knitv1alpha1.Pull
 	if r.Canary != nil {
 		pr.Spec.CanaryPercent = *r.Canary
 	}
+	if d := r.Described; d != nil {
+		pr.Spec.Title, pr.Spec.Description, pr.Spec.Labels = d.Title, d.Body, d.Labels
+	}
 	if exists {
 		err = c.Update(ctx, pr)
 	} else {
@@ -75,7 +88,8 @@ func Upsert(ctx context.Context, c client.Client, r Request) (*knitv1alpha1.Pull
 func FromForge(ctx context.Context, c client.Client, repo types.NamespacedName, e forge.Event) error {
 	_, err := Upsert(ctx, c, Request{
 		Repository: repo, Number: e.Number, HeadBranch: e.HeadBranch, BaseBranch: e.BaseBranch, HeadCommit: e.HeadSHA,
-		State: StateOf(e.Action, e.Merged),
+		State:     StateOf(e.Action, e.Merged),
+		Described: &Description{Title: e.Title, Body: e.Body, Labels: e.Labels},
 	})
 	return err
 }

@@ -1,0 +1,113 @@
+package pullrequest
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	duckv1 "github.com/knitops/knit/api/duck/v1"
+	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	"github.com/knitops/knit/gitsync/canary"
+)
+
+// reconcileCanary moves pr's stepped canary on and returns when to look
+// again. It sets status.canary and the Canary condition.
+func (r *Reconciler) reconcileCanary(ctx context.Context, pr *knitv1alpha1.PullRequest, commit string) (time.Duration, error) {
+	conds := knitv1alpha1.PullRequestConditions.Manage(&pr.Status.Status)
+	p, src, err := canary.Resolve(pr.Spec.Description, pr.Spec.Labels, pr.Status.CanaryAnnotation)
+	switch {
+	case err != nil:
+		pr.Status.Canary = &knitv1alpha1.CanaryStatus{Phase: knitv1alpha1.CanaryInvalid, Message: err.Error()}
+		conds.MarkFalse(knitv1alpha1.PullRequestConditionCanary, "InvalidPlan", err.Error())
+		return 0, nil
+	case src == canary.SourceNone:
+		pr.Status.Canary = nil
+		return 0, nil
+	}
+	key := types.NamespacedName{Namespace: pr.Namespace, Name: pr.Name}
+	now := r.now()
+	c := start(pr.Status.Canary, canaryPlan{source: string(src), Plan: p}, commit, previewReady(pr, commit), now)
+	defer func() { pr.Status.Canary = c; markCanary(conds, c) }()
+	isDue, left := due(c, now)
+	if c.Phase != knitv1alpha1.CanaryProgressing || c.StepStarted == nil {
+		return 0, nil
+	}
+	win, ok := r.windows.get(key, c.Commit, c.Step)
+	if !ok {
+		// A step just started, or knit restarted in the middle of one:
+		// its window starts now.
+		if win, err = r.snapshot(ctx, pr, c); err != nil {
+			return 0, err
+		}
+		r.windows.set(key, win)
+		if isDue || c.StepStarted.Time.Before(now) {
+			c = c.DeepCopy()
+			c.StepStarted, c.LastAnalysis = &metav1.Time{Time: now}, nil
+		}
+		return requeueFor(c.Interval.Duration), nil
+	}
+	if !isDue {
+		return requeueFor(left), nil
+	}
+	end, err := r.snapshot(ctx, pr, c)
+	if err != nil {
+		return 0, err
+	}
+	v := canary.Analyze(canary.DeltaReplicas(win.stable, end.stable), canary.DeltaReplicas(win.canary, end.canary), p.Thresholds)
+	log.FromContext(ctx).Info("Canary step analysed", "pullRequest", key, "step", c.Step, "percent", c.Percent, "verdict", v.Result.String(), "reason", v.Reason)
+	c = advance(c, v, now)
+	switch {
+	case v.Result == canary.Fail && r.announcer != nil:
+		r.announcer.CanaryFailed(ctx, pr, c.Commit, pr.Status.RevisionName, c.Message)
+	case v.Result == canary.Pass && c.Phase == knitv1alpha1.CanaryProgressing:
+		// The next step's window starts where this one ended.
+		end.step = c.Step
+		r.windows.set(key, end)
+	}
+	if c.Phase != knitv1alpha1.CanaryProgressing {
+		return 0, nil
+	}
+	return requeueFor(c.Interval.Duration), nil
+}
+
+// snapshot reads both revisions' counters now.
+func (r *Reconciler) snapshot(ctx context.Context, pr *knitv1alpha1.PullRequest, c *knitv1alpha1.CanaryStatus) (window, error) {
+	stable, err := r.stableRevision(ctx, pr)
+	if err != nil {
+		return window{}, err
+	}
+	win := window{commit: c.Commit, step: c.Step}
+	if win.stable, err = r.metrics(ctx, pr.Namespace, stable); err != nil {
+		return window{}, fmt.Errorf("metrics of the stable revision %s: %w", stable, err)
+	}
+	if win.canary, err = r.metrics(ctx, pr.Namespace, pr.Status.RevisionName); err != nil {
+		return window{}, fmt.Errorf("metrics of the canary %s: %w", pr.Status.RevisionName, err)
+	}
+	return win, nil
+}
+
+// markCanary mirrors the canary's phase on the Canary condition.
+func markCanary(conds duckv1.ConditionManager, c *knitv1alpha1.CanaryStatus) {
+	switch c.Phase {
+	case knitv1alpha1.CanaryPromoted:
+		conds.MarkTrueWithReason(knitv1alpha1.PullRequestConditionCanary, "Promoted", c.Message)
+	case knitv1alpha1.CanaryRolledBack:
+		conds.MarkFalse(knitv1alpha1.PullRequestConditionCanary, "RolledBack", c.Message)
+	default:
+		msg := c.Message
+		if msg == "" {
+			msg = fmt.Sprintf("step %d of %d: %d%% of traffic", c.Step, len(c.Steps), c.Percent)
+		}
+		conds.MarkUnknown(knitv1alpha1.PullRequestConditionCanary, "Progressing", msg)
+	}
+}
+
+// autoMerge: the canary's plan asks for a merge once every step passed.
+func autoMerge(pr *knitv1alpha1.PullRequest) bool {
+	p, src, err := canary.Resolve(pr.Spec.Description, pr.Spec.Labels, pr.Status.CanaryAnnotation)
+	return err == nil && src != canary.SourceNone && p.AutoMerge
+}

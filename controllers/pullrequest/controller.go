@@ -1,0 +1,89 @@
+package pullrequest
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/controllers/conflict"
+	"github.com/knitops/knit/gitsync/canary"
+	"github.com/knitops/knit/gitsync/forgeapi"
+	"github.com/knitops/knit/gitsync/plan"
+	prmodel "github.com/knitops/knit/gitsync/pullrequest"
+)
+
+// Forge is what the reconciler tells a pull request's forge.
+type Forge interface {
+	SetStatus(ctx context.Context, sha string, s forgeapi.Status) error
+	UpsertComment(ctx context.Context, number int64, marker, body string) error
+	Merge(ctx context.Context, number int64) error
+}
+
+// Announcer hears about canaries that failed, for the user's event sinks.
+type Announcer interface {
+	CanaryFailed(ctx context.Context, pr *knitv1alpha1.PullRequest, commit, revision, reason string)
+}
+
+// Options wire the reconciler to the rest of knit.
+type Options struct {
+	// Forges returns the forge client of a repository, nil when it has
+	// none to report to (no provider, or no API token in its Secret).
+	// Default: ForgeFromSecret over the manager's API reader.
+	Forges func(ctx context.Context, repo *knitv1alpha1.GitRepository) (Forge, error)
+	// Metrics reads a revision's queue-proxy metrics, per replica URL.
+	// Default: MetricsFromEndpoints over the manager's client.
+	Metrics func(ctx context.Context, namespace, revision string) (map[string]canary.Snapshot, error)
+	// Announcer is told about failed canaries; nil for none.
+	Announcer Announcer
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Reconciler reports pull requests to their forge and runs their canaries.
+type Reconciler struct {
+	client    client.Client
+	forges    func(ctx context.Context, repo *knitv1alpha1.GitRepository) (Forge, error)
+	metrics   func(ctx context.Context, namespace, revision string) (map[string]canary.Snapshot, error)
+	announcer Announcer
+	now       func() time.Time
+	windows   *windows
+}
+
+// SetupWithManager registers the reconciler. Besides PullRequests it
+// watches the preview Revisions (labelled with their pull request), so a
+// preview turning ready or failing reaches the forge without a poll.
+func SetupWithManager(mgr ctrl.Manager, opts Options) error {
+	r := &Reconciler{client: mgr.GetClient(), forges: opts.Forges, metrics: opts.Metrics, announcer: opts.Announcer, now: opts.Now, windows: newWindows()}
+	if r.forges == nil {
+		r.forges = ForgeFromSecret(mgr.GetAPIReader())
+	}
+	if r.metrics == nil {
+		r.metrics = MetricsFromEndpoints(mgr.GetClient(), nil)
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("pullrequest").
+		For(&knitv1alpha1.PullRequest{}).
+		Watches(&servingv1.Revision{}, handler.EnqueueRequestsFromMapFunc(pullRequestOfRevision)).
+		Complete(conflict.Requeue(r))
+}
+
+// pullRequestOfRevision maps a preview Revision to its PullRequest.
+func pullRequestOfRevision(_ context.Context, obj client.Object) []reconcile.Request {
+	l := obj.GetLabels()
+	number, err := strconv.ParseInt(l[plan.PullRequestLabel], 10, 64)
+	if err != nil || l[plan.RepositoryLabel] == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: prmodel.Name(l[plan.RepositoryLabel], number)}}}
+}

@@ -1,0 +1,293 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	duckv1 "github.com/knitops/knit/api/duck/v1"
+	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	"github.com/knitops/knit/internal/gitea"
+	"github.com/knitops/knit/internal/httpload"
+)
+
+// TestForgeJourney is a pull request's rollout on a real forge: Gitea
+// built from source, knit dev, the git CLI. The forge hears back (a
+// knit/preview status and one comment, edited in place), a good canary is
+// promoted step by step under load, a bad one (5xx on some paths) is
+// rolled back with the numbers on the PR and a CloudEvent, and merging
+// promotes the good change on main.
+func TestForgeJourney(t *testing.T) {
+	if testing.Short() {
+		t.Skip("e2e: starts Gitea and knit dev")
+	}
+	forge := gitea.Start(t, gitea.Options{})
+	t.Logf("Gitea %s ready in %s", forge.Version, forge.Ready.Round(time.Millisecond))
+	d := startKnitDev(t, filepath.Join(t.TempDir(), "state"))
+	j := &forgeJourney{t: t, d: d, c: d.client(t), sink: startEventSink(t)}
+	// The work tree outlives the steps; each step is its test.
+	j.app = newGitWorkTree(t, filepath.Join(repoRoot, "examples", "gitops-hello"), "Hello, forge")
+	steps := []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"a Gitea repository deploys through its webhook", j.setup},
+		{"a pull request shows knit/preview and one comment", j.preview},
+		{"a good canary is promoted step by step under load", j.goodCanary},
+		{"a bad canary is rolled back, says why on the PR and as a CloudEvent", j.badCanary},
+		{"merging promotes the change on main; closing removes the bad preview", j.merge},
+	}
+	for _, s := range steps {
+		if !t.Run(s.name, func(t *testing.T) { j.t, j.app.t, j.forge = t, t, forge.With(t); s.run(t) }) {
+			t.Fatalf("stopping: %q failed\nknit dev output (tail):\n%s", s.name, tail(d.output.String(), 80))
+		}
+	}
+	for _, line := range j.timeline {
+		t.Log(line)
+	}
+}
+
+type forgeJourney struct {
+	t        *testing.T
+	d        *knitDev
+	c        client.Client
+	forge    *gitea.Server // failing the running step (Server.With)
+	sink     *eventSink
+	app      *gitWorkTree
+	good     int64 // pull request numbers
+	bad      int64
+	timeline []string
+}
+
+const (
+	forgeRepo   = "hello"
+	forgeSecret = "journey-gitea-secret"
+	// The plan, in the description as a user writes it; short steps.
+	canaryLine = "knit: canary 20,50 every 8s"
+)
+
+func (j *forgeJourney) setup(t *testing.T) {
+	ctx := context.Background()
+	j.forge.CreateRepo(forgeRepo)
+	j.app.git("push", "--quiet", j.forge.CloneURL(forgeRepo), "main")
+	objs := []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "gitea"}, Data: map[string][]byte{
+			"username": []byte(j.forge.User), "password": []byte(j.forge.Token), "webhookSecret": []byte(forgeSecret),
+		}},
+		&knitv1alpha1.EventSink{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "canaries"},
+			Spec: knitv1alpha1.EventSinkSpec{URI: j.sink.URL(), Types: []string{"dev.knit.canary.failed"}}},
+		&knitv1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: forgeRepo}, Spec: knitv1alpha1.GitRepositorySpec{
+			URL: j.forge.URL + "/" + j.forge.User + "/" + forgeRepo + ".git", Provider: knitv1alpha1.GitProviderGitea,
+			SecretRef: &corev1.LocalObjectReference{Name: "gitea"}, Interval: metav1.Duration{Duration: time.Hour},
+		}},
+	}
+	for _, o := range objs {
+		if err := j.c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.forge.CreateWebhook(forgeRepo, "http://"+j.d.gitAddr+"/hooks/gitea/default/"+forgeRepo, forgeSecret, "push", "pull_request")
+	waitBody(t, j.d.httpAddr, helloHost, "Hello GitOps!", 3*time.Minute)
+}
+
+// openPR pushes a branch changed by edit and opens a pull request for it
+// with the canary line; it returns the number, the head and when it opened.
+func (j *forgeJourney) openPR(branch, title string, edit func()) (int64, string, time.Time) {
+	j.t.Helper()
+	j.app.git("checkout", "--quiet", "-B", branch, "main")
+	edit()
+	head := j.app.commitAll(title)
+	j.app.git("push", "--quiet", "--force", j.forge.CloneURL(forgeRepo), branch)
+	opened := time.Now()
+	n := j.forge.CreatePullRequest(forgeRepo, branch, "main", title, "Tried by the forge journey.\n\n"+canaryLine)
+	j.app.git("checkout", "--quiet", "main")
+	return n, head, opened
+}
+
+// status is the newest knit status of statusContext on sha.
+func (j *forgeJourney) status(sha, statusContext string) (gitea.Status, bool) {
+	all, err := j.forge.Statuses(forgeRepo, sha)
+	if err != nil {
+		return gitea.Status{}, false
+	}
+	var newest gitea.Status
+	found := false
+	for _, s := range all {
+		if s.Context == statusContext && (!found || s.ID > newest.ID) {
+			newest, found = s, true
+		}
+	}
+	return newest, found
+}
+
+func (j *forgeJourney) waitStatus(sha, statusContext, state string, timeout time.Duration) gitea.Status {
+	j.t.Helper()
+	var st gitea.Status
+	waitFor(j.t, fmt.Sprintf("%s %s on %.7s", statusContext, state, sha), timeout, func(context.Context) (bool, string) {
+		var ok bool
+		st, ok = j.status(sha, statusContext)
+		return ok && st.State == state, fmt.Sprintf("%+v", st)
+	})
+	return st
+}
+
+// knitComments are the comments knit wrote on pull request n.
+func (j *forgeJourney) knitComments(n int64) []gitea.Comment {
+	all, err := j.forge.Comments(forgeRepo, n)
+	if err != nil {
+		j.t.Fatal(err)
+	}
+	var ours []gitea.Comment
+	for _, c := range all {
+		if strings.HasPrefix(c.Body, "<!-- knit:preview -->") {
+			ours = append(ours, c)
+		}
+	}
+	return ours
+}
+
+func (j *forgeJourney) preview(t *testing.T) {
+	n, head, opened := j.openPR("good", "Greet the canary", func() {
+		j.app.replace("service.yaml", "value: GitOps", "value: canary")
+	})
+	j.good = n
+	pending := j.waitStatus(head, "knit/preview", "pending", time.Minute)
+	j.log(opened, "PR #%d opened; knit/preview pending visible (%q)", n, pending.Description)
+	ok := j.waitStatus(head, "knit/preview", "success", 3*time.Minute)
+	j.log(opened, "knit/preview success, target %s", ok.TargetURL)
+	if want := fmt.Sprintf("http://pr-%d-hello.default.localhost", n); !strings.HasPrefix(ok.TargetURL, want) {
+		t.Errorf("preview status target %q, want the tag URL %s…", ok.TargetURL, want)
+	}
+	waitFor(t, "one knit comment naming the preview", time.Minute, func(context.Context) (bool, string) {
+		cs := j.knitComments(n)
+		return len(cs) == 1 && strings.Contains(cs[0].Body, ok.TargetURL) && strings.Contains(cs[0].Body, head[:7]),
+			fmt.Sprintf("%d comments: %v", len(cs), cs)
+	})
+}
+
+// pullRequest reads knit's PullRequest for number n.
+func (j *forgeJourney) pullRequest(ctx context.Context, n int64) (*knitv1alpha1.PullRequest, error) {
+	pr := &knitv1alpha1.PullRequest{}
+	return pr, j.c.Get(ctx, client.ObjectKey{Namespace: "default", Name: fmt.Sprintf("%s-%d", forgeRepo, n)}, pr)
+}
+
+// watchCanary waits for the canary of n to reach phase, logging every
+// step, share and verdict it passes through.
+func (j *forgeJourney) watchCanary(n int64, since time.Time, phase knitv1alpha1.CanaryPhase) *knitv1alpha1.PullRequest {
+	j.t.Helper()
+	var pr *knitv1alpha1.PullRequest
+	last := ""
+	waitFor(j.t, fmt.Sprintf("PR #%d canary %s", n, phase), 3*time.Minute, func(ctx context.Context) (bool, string) {
+		var err error
+		if pr, err = j.pullRequest(ctx, n); err != nil || pr.Status.Canary == nil {
+			return false, fmt.Sprint("no canary yet ", err)
+		}
+		c := pr.Status.Canary
+		now := fmt.Sprintf("%s step %d/%d share %d%% verdict %s: %s", c.Phase, c.Step, len(c.Steps), pr.Status.Share, c.Verdict, c.Message)
+		if now != last {
+			j.log(since, "PR #%d canary %s", n, now)
+			last = now
+		}
+		return c.Phase == phase, now
+	})
+	return pr
+}
+
+func (j *forgeJourney) goodCanary(t *testing.T) {
+	began := time.Now()
+	load := httpload.Start(http.DefaultClient, "http://"+j.d.httpAddr+"/", helloHost, 2, 3*time.Minute)
+	defer load.Stop()
+	pr := j.watchCanary(j.good, began, knitv1alpha1.CanaryPromoted)
+	res := load.Stop()
+	if res.Failed != 0 {
+		t.Errorf("%d of %d requests failed during the good canary: %q", res.Failed, res.Sent, res.Failures)
+	}
+	if pr.Status.Share != 50 {
+		t.Errorf("share after promotion = %d%%, want the last step's 50%%", pr.Status.Share)
+	}
+	head := j.app.git("rev-parse", "good")
+	st := j.waitStatus(strings.TrimSpace(head), "knit/canary", "success", time.Minute)
+	j.log(began, "knit/canary success: %q", st.Description)
+	if cs := j.knitComments(j.good); len(cs) != 1 || !strings.Contains(cs[0].Body, "Promoted") {
+		t.Errorf("knit's comments after promotion: %v, want one, edited in place, saying Promoted", cs)
+	}
+}
+
+func (j *forgeJourney) badCanary(t *testing.T) {
+	n, head, opened := j.openPR("bad", "Orders are broken", func() {
+		j.app.replace("cmd/hello/main.go", `		fmt.Fprintf(w, "Hello %s!\n", target)`,
+			`		if r.URL.Path == "/orders" {
+			http.Error(w, "orders are down", http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprintf(w, "Hello %s!\n", target)`)
+	})
+	j.bad = n
+	j.waitStatus(head, "knit/preview", "success", 3*time.Minute)
+	// Traffic on two paths: the stable revision answers both, the canary
+	// fails one.
+	loads := []*httpload.Load{
+		httpload.Start(http.DefaultClient, "http://"+j.d.httpAddr+"/", helloHost, 1, 3*time.Minute),
+		httpload.Start(http.DefaultClient, "http://"+j.d.httpAddr+"/orders", helloHost, 1, 3*time.Minute),
+	}
+	defer func() {
+		for _, l := range loads {
+			l.Stop()
+		}
+	}()
+	pr := j.watchCanary(n, opened, knitv1alpha1.CanaryRolledBack)
+	for _, l := range loads {
+		l.Stop()
+	}
+	if pr.Status.Share != 0 || !strings.Contains(pr.Status.Canary.Message, "5xx") {
+		t.Errorf("after rollback: share %d%%, message %q; want 0%% and the 5xx numbers", pr.Status.Share, pr.Status.Canary.Message)
+	}
+	if c := pr.Status.GetCondition(knitv1alpha1.PullRequestConditionCanary); !c.IsFalse() || c.Reason != "RolledBack" {
+		t.Errorf("Canary condition %+v, want False RolledBack", c)
+	}
+	st := j.waitStatus(head, "knit/canary", "failure", time.Minute)
+	j.log(opened, "knit/canary failure: %q", st.Description)
+	waitFor(t, "the comment says why", time.Minute, func(context.Context) (bool, string) {
+		cs := j.knitComments(n)
+		return len(cs) == 1 && strings.Contains(cs[0].Body, "RolledBack") && strings.Contains(cs[0].Body, "5xx"), fmt.Sprint(cs)
+	})
+	ev := waitForEvent(t, j.sink, "dev.knit.canary.failed for PR #"+fmt.Sprint(n), ofType("dev.knit.canary.failed", fmt.Sprintf("default/%s-%d", forgeRepo, n)))
+	if ev.Data.Failure == nil || !strings.Contains(ev.Data.Failure.Message, "5xx") || ev.Data.Commit != head {
+		t.Errorf("canary.failed event %+v, want the commit and the 5xx numbers", ev.Data)
+	}
+	// Rolled back: every /orders request is answered by the stable revision.
+	for i := range 50 {
+		if code, body, err := getPath(j.d.httpAddr, helloHost, "/orders"); err != nil || code != http.StatusOK {
+			t.Fatalf("request %d to /orders after the rollback: %d %q %v", i, code, body, err)
+		}
+	}
+}
+
+func (j *forgeJourney) merge(t *testing.T) {
+	merged := time.Now()
+	j.forge.MergePullRequest(forgeRepo, j.good)
+	waitBody(t, j.d.httpAddr, helloHost, "Hello canary!", 3*time.Minute)
+	j.log(merged, "merged PR #%d: main answers Hello canary!", j.good)
+	j.forge.ClosePullRequest(forgeRepo, j.bad)
+	waitFor(t, "the bad PR closed in knit", time.Minute, func(ctx context.Context) (bool, string) {
+		pr, err := j.pullRequest(ctx, j.bad)
+		if err != nil {
+			return false, err.Error()
+		}
+		ready := pr.Status.GetCondition(duckv1.ConditionReady)
+		return pr.Spec.State == knitv1alpha1.PullRequestClosed && ready.IsTrue() && pr.Status.URL == "", fmt.Sprintf("%s %+v", pr.Spec.State, ready)
+	})
+}
+
+// log adds a line to the journey's timeline, timed from since.
+func (j *forgeJourney) log(since time.Time, format string, args ...any) {
+	j.timeline = append(j.timeline, fmt.Sprintf("+%6.1fs  ", time.Since(since).Seconds())+fmt.Sprintf(format, args...))
+}
