@@ -263,12 +263,42 @@ func (j *forgeJourney) badCanary(t *testing.T) {
 	if ev.Data.Failure == nil || !strings.Contains(ev.Data.Failure.Message, "5xx") || ev.Data.Commit != head {
 		t.Errorf("canary.failed event %+v, want the commit and the 5xx numbers", ev.Data)
 	}
-	// Rolled back: every /orders request is answered by the stable revision.
-	for i := range 50 {
-		if code, body, err := getPath(j.d.httpAddr, helloHost, "/orders"); err != nil || code != http.StatusOK {
-			t.Fatalf("request %d to /orders after the rollback: %d %q %v", i, code, body, err)
+	// Rolled back: the route drops the canary, after which every /orders
+	// request is answered by the stable revision.
+	rolledBack := pr.Status.Canary.LastAnalysis.Time
+	waitFor(t, "50 requests in a row to /orders answered by the stable revision", time.Minute, func(context.Context) (bool, string) {
+		for i := range 50 {
+			if code, body, err := getPath(j.d.httpAddr, helloHost, "/orders"); err != nil || code != http.StatusOK {
+				return false, fmt.Sprintf("request %d: %d %q %v", i, code, body, err)
+			}
 		}
+		return true, ""
+	})
+	j.log(opened, "the base route no longer sends the canary traffic (at most %s after the rollback was decided)", time.Since(rolledBack).Round(time.Millisecond))
+	out, err := j.d.kubectl(t, "get", "pr", fmt.Sprintf("%s-%d", forgeRepo, n))
+	if err != nil || !strings.Contains(out, "PHASE") || !strings.Contains(out, "VERDICT") || !strings.Contains(out, "RolledBack") {
+		t.Errorf("kubectl get pr: %v\n%s\nwant its phase, step, share and verdict", err, out)
 	}
+
+	// A later push restarts the analysis, and the one comment follows it.
+	j.app.git("checkout", "--quiet", "bad")
+	j.app.replace("cmd/hello/main.go", `"orders are down"`, `"orders are back"`)
+	fixed := j.app.commitAll("Still broken, differently")
+	j.app.git("push", "--quiet", j.forge.CloneURL(forgeRepo), "bad")
+	j.app.git("checkout", "--quiet", "main")
+	waitFor(t, "the canary restarts for the new head", 3*time.Minute, func(ctx context.Context) (bool, string) {
+		pr, err := j.pullRequest(ctx, n)
+		if err != nil || pr.Status.Canary == nil {
+			return false, fmt.Sprint(err)
+		}
+		c := pr.Status.Canary
+		return c.Commit == fixed && c.Phase == knitv1alpha1.CanaryProgressing, fmt.Sprintf("%+v", c)
+	})
+	j.log(opened, "push %.7s to PR #%d: the canary restarted", fixed, n)
+	waitFor(t, "still one comment, now naming the new head", time.Minute, func(context.Context) (bool, string) {
+		cs := j.knitComments(n)
+		return len(cs) == 1 && strings.Contains(cs[0].Body, fixed), fmt.Sprint(cs)
+	})
 }
 
 func (j *forgeJourney) merge(t *testing.T) {
