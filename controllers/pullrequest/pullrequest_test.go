@@ -222,3 +222,26 @@ func TestReconcileReportsAnInvalidPlan(t *testing.T) {
 		t.Errorf("share %d with an unreadable plan, want 0", pr.Status.Share)
 	}
 }
+
+func TestReconcileAutomergesAPromotedCanary(t *testing.T) {
+	g := newRig(t, "knit: canary 50 every 10s automerge")
+	if _, _, err := g.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	if g.forge.merged {
+		t.Fatal("merged before the canary was analysed")
+	}
+	g.now = t0.Add(10 * time.Second)
+	g.metrics["hello-abcdef0"], g.metrics["hello-pr-1-0123456"] = snap(100, 0), snap(100, 0)
+	pr, _, err := g.reconcile(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.Status.Canary.Phase != knitv1alpha1.CanaryPromoted || !g.forge.merged || !pr.Status.Reported.Merged {
+		t.Fatalf("canary %s, merged %v (reported %v); want promoted and merged once", pr.Status.Canary.Phase, g.forge.merged, pr.Status.Reported.Merged)
+	}
+	g.forge.merged = false
+	if _, _, err := g.reconcile(t); err != nil || g.forge.merged {
+		t.Errorf("a resync merged again (err %v)", err)
+	}
+}
