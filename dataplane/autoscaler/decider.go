@@ -28,6 +28,7 @@ type Decider struct {
 	metrics *Metrics
 	delay   *maxWindow // nil without a scale-down delay
 
+	started      time.Time // when NewDecider ran: the first tick is a tick interval later
 	panicTime    time.Time // last tick over the panic threshold; zero when calm
 	maxPanicPods int32
 
@@ -36,9 +37,11 @@ type Decider struct {
 
 // NewDecider starts deciding for a revision with readyPods ready now. As in
 // Knative, a decider that starts with more than one ready pod (an autoscaler
-// restart) starts in panic mode, so missing history cannot scale it down.
+// restart) starts in panic mode, so missing history cannot scale it down,
+// and it first decides a tick interval after now (see FirstTick).
 func NewDecider(spec DeciderSpec, now time.Time, readyPods int32) *Decider {
 	d := &Decider{
+		started: now,
 		metrics: NewMetrics(spec.StableWindow, spec.PanicWindow, spec.Aggregation),
 		status:  Decision{DesiredPodCount: -1, ExcessBurstCapacity: initialBurstCapacity(spec)},
 	}
@@ -79,8 +82,20 @@ func (d *Decider) Record(now time.Time, concurrency, rps float64) {
 // PodAutoscaler reconciler acts on between ticks and when a tick had no data.
 func (d *Decider) Status() Decision { return d.status }
 
-// Scale decides for the tick at now, given the revision's ready pods.
+// FirstTick is when the decider first decides. Knative starts a ticker of
+// the tick interval (2s) with each decider, and a ticker first fires one
+// interval after it starts; the activator's poke cannot come sooner either,
+// since it only wakes a decider whose last decision was zero. Until then the
+// decider's status is the one NewDecider set (no desired pod count yet).
+func (d *Decider) FirstTick() time.Time { return d.started.Add(d.spec.TickInterval) }
+
+// Scale decides for the tick at now, given the revision's ready pods. Before
+// FirstTick, and when the windows hold no data, it has no decision: the
+// result is not Valid and the status keeps the last valid one.
 func (d *Decider) Scale(now time.Time, readyPods int32) Decision {
+	if now.Before(d.FirstTick()) {
+		return Decision{DesiredPodCount: -1, ExcessBurstCapacity: -1}
+	}
 	stable, panicValue, ok := d.metrics.Averages(d.spec.Metric, now)
 	if !ok {
 		return Decision{DesiredPodCount: -1, ExcessBurstCapacity: -1}

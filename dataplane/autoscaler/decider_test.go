@@ -22,7 +22,8 @@ type tick struct {
 	Panic   bool
 }
 
-// runDecider records load(s) every second in [0, seconds) and ticks every 2s.
+// runDecider starts a decider at second 0, records load(s) every second in
+// [0, seconds) and ticks every 2s from second 2, as Knative's ticker does.
 // Pods become ready at once: each tick sees the previous tick's desired pods
 // as ready (startReady before the first), unless fixedReady is set.
 func runDecider(spec DeciderSpec, seconds int, startReady int32, fixedReady bool, load func(s int) float64) []tick {
@@ -31,7 +32,7 @@ func runDecider(spec DeciderSpec, seconds int, startReady int32, fixedReady bool
 	var ticks []tick
 	for s := 0; s < seconds; s++ {
 		d.Record(at(s), load(s), 0)
-		if s%2 != 0 {
+		if s == 0 || s%2 != 0 {
 			continue
 		}
 		dec := d.Scale(at(s), ready)
@@ -43,17 +44,58 @@ func runDecider(spec DeciderSpec, seconds int, startReady int32, fixedReady bool
 	return ticks
 }
 
-func tickAt(ticks []tick, second int) tick { return ticks[second/2] }
+func tickAt(ticks []tick, second int) tick { return ticks[second/2-1] }
 
 func steady(v float64) func(int) float64 { return func(int) float64 { return v } }
+
+// TestDeciderFirstTick: Knative starts a 2s ticker with each decider (the
+// multiscaler's tickInterval), and a ticker first fires one interval after it
+// starts, so there is no decision before then, however much load is already
+// recorded; the status stays the initial one (desired -1).
+func TestDeciderFirstTick(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		after time.Duration // since NewDecider
+		valid bool
+	}{
+		{"when the decider starts", 0, false},
+		{"a second later", time.Second, false},
+		{"just before the first tick", 2*time.Second - time.Nanosecond, false},
+		{"the first tick", 2 * time.Second, true},
+		{"the second tick", 4 * time.Second, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := NewDecider(target7(), at(0), 0)
+			if diff := cmp.Diff(at(2), d.FirstTick()); diff != "" {
+				t.Errorf("first tick (-want +got):\n%s", diff)
+			}
+			for s := 0; time.Duration(s)*time.Second <= tc.after; s++ {
+				d.Record(at(s), 35, 0)
+			}
+			want := Decision{DesiredPodCount: -1, ExcessBurstCapacity: -1}
+			if tc.valid {
+				// 35 in flight at 7 per pod for 1 ready: 5 pods, in panic.
+				want = Decision{DesiredPodCount: 5, ExcessBurstCapacity: -236, InPanic: true, Valid: true}
+			}
+			if diff := cmp.Diff(want, d.Scale(at(0).Add(tc.after), 1)); diff != "" {
+				t.Errorf("Scale %v after the start (-want +got):\n%s", tc.after, diff)
+			}
+			if !tc.valid {
+				if diff := cmp.Diff(Decision{DesiredPodCount: -1, ExcessBurstCapacity: -201}, d.Status()); diff != "" {
+					t.Errorf("status before the first tick (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
 
 func TestDeciderSteadyLoad(t *testing.T) {
 	// 21 in flight at 7 per pod is exactly 3 pods.
 	var fromOne, fromThree, threeRawTarget []tick
-	for s := 0; s < 90; s += 2 {
-		// From one pod the first tick sees 3 pods wanted for 1 ready (≥200%):
-		// panic, which holds for a stable window after that tick.
-		fromOne = append(fromOne, tick{s, 3, s <= 60})
+	for s := 2; s < 90; s += 2 {
+		// From one pod the first tick (second 2) sees 3 pods wanted for 1
+		// ready (≥200%): panic, which holds for a stable window after it.
+		fromOne = append(fromOne, tick{s, 3, s <= 62})
 		fromThree = append(fromThree, tick{s, 3, false})
 		// 3×10 (the raw target) at 7 per pod: ceil(30/7) = 5.
 		threeRawTarget = append(threeRawTarget, tick{s, 5, false})
@@ -115,7 +157,7 @@ func TestDeciderRamp(t *testing.T) {
 	// One more request in flight every second, up to 70 (10 pods).
 	load := func(s int) float64 { return float64(min(s, 70)) }
 	ticks := runDecider(target7(), 200, 1, false, load)
-	for i := 1; i < 36; i++ {
+	for i := 1; i < 35; i++ { // the ticks up to second 70
 		if ticks[i].Desired < ticks[i-1].Desired {
 			t.Errorf("a rising load scaled down: %+v after %+v", ticks[i], ticks[i-1])
 		}
@@ -142,14 +184,14 @@ func TestDeciderRamp(t *testing.T) {
 }
 
 func TestDeciderMaxScaleDownRate(t *testing.T) {
-	ticks := runDecider(target7(), 8, 10, false, steady(0))
-	want := []tick{{0, 5, false}, {2, 2, false}, {4, 1, false}, {6, 0, false}}
+	ticks := runDecider(target7(), 10, 10, false, steady(0))
+	want := []tick{{2, 5, false}, {4, 2, false}, {6, 1, false}, {8, 0, false}}
 	if diff := cmp.Diff(want, ticks); diff != "" {
 		t.Errorf("halving (-want +got):\n%s", diff)
 	}
 	unreachable := target7()
 	unreachable.Reachable = false
-	if diff := cmp.Diff(tick{0, 0, false}, runDecider(unreachable, 2, 10, false, steady(0))[0]); diff != "" {
+	if diff := cmp.Diff(tick{2, 0, false}, runDecider(unreachable, 3, 10, false, steady(0))[0]); diff != "" {
 		t.Errorf("unreachable drops at once (-want +got):\n%s", diff)
 	}
 }
@@ -242,7 +284,7 @@ func TestDeciderMaxScaleUpRate(t *testing.T) {
 	spec := target7()
 	spec.MaxScaleUpRate = 2
 	var got []int32
-	for _, tk := range runDecider(spec, 16, 1, false, steady(700)) {
+	for _, tk := range runDecider(spec, 18, 1, false, steady(700)) {
 		got = append(got, tk.Desired)
 	}
 	if diff := cmp.Diff([]int32{2, 4, 8, 16, 32, 64, 100, 100}, got); diff != "" {
@@ -250,7 +292,7 @@ func TestDeciderMaxScaleUpRate(t *testing.T) {
 	}
 	// A rate that rounds to no growth still adds a pod: ceil(1.1×2) = 3.
 	spec.MaxScaleUpRate = 1.1
-	if diff := cmp.Diff(tick{0, 3, false}, runDecider(spec, 1, 2, false, steady(21))[0]); diff != "" {
+	if diff := cmp.Diff(tick{2, 3, false}, runDecider(spec, 3, 2, false, steady(21))[0]); diff != "" {
 		t.Errorf("slow rate (-want +got):\n%s", diff)
 	}
 }
@@ -259,8 +301,8 @@ func TestDeciderActivationScale(t *testing.T) {
 	spec := target7()
 	spec.ActivationScale = 3
 	for load, want := range map[float64]int32{0: 0, 0.5: 3, 14: 3, 35: 5} {
-		got := runDecider(spec, 2, max(want, 1), false, steady(load))[0]
-		if diff := cmp.Diff(tick{0, want, false}, got); diff != "" {
+		got := runDecider(spec, 3, max(want, 1), false, steady(load))[0]
+		if diff := cmp.Diff(tick{2, want, false}, got); diff != "" {
 			t.Errorf("%g in flight (-want +got):\n%s", load, diff)
 		}
 	}
@@ -273,17 +315,17 @@ func TestDeciderNoData(t *testing.T) {
 	if diff := cmp.Diff(want, d.Status()); diff != "" {
 		t.Errorf("status before any data (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(Decision{DesiredPodCount: -1, ExcessBurstCapacity: -1}, d.Scale(at(0), 0)); diff != "" {
+	if diff := cmp.Diff(Decision{DesiredPodCount: -1, ExcessBurstCapacity: -1}, d.Scale(at(2), 0)); diff != "" {
 		t.Errorf("no data (-want +got):\n%s", diff)
 	}
-	d.Record(at(0), 14, 0)
-	valid := d.Scale(at(0), 2)
+	d.Record(at(2), 14, 0)
+	valid := d.Scale(at(2), 2)
 	if diff := cmp.Diff(Decision{DesiredPodCount: 2, ExcessBurstCapacity: -205, Valid: true}, valid); diff != "" {
 		t.Errorf("first decision (-want +got):\n%s", diff)
 	}
 	// A whole stable window later there is no data again; the status keeps
 	// the last valid decision, as Knative's decider status does.
-	if d.Scale(at(61), 2).Valid {
+	if d.Scale(at(63), 2).Valid {
 		t.Error("decided on a window with no data")
 	}
 	if diff := cmp.Diff(valid, d.Status()); diff != "" {

@@ -151,19 +151,41 @@ func TestReconcileScaleToZeroRules(t *testing.T) {
 	}
 }
 
+// TestReconcileActivationTimeout is Knative's rule for a revision whose pods
+// never become ready: it stays Activating (scale unknown, the Deployment left
+// alone) until it has been Activating for longer than the activation timeout
+// (the progress deadline, 600s, plus 30s), strictly longer as Knative's
+// PodAutoscalerStatus.CanFailActivation (>), and is then scaled to zero.
 func TestReconcileActivationTimeout(t *testing.T) {
-	w := &world{spec: defaultSpec().Scaler, state: NewState(at(0)), replicas: 1}
-	stuck := func(s int) outcome {
-		// The pod never becomes ready.
-		step := Reconcile(w.spec, w.state, Observation{Now: at(s), Decision: Decision{DesiredPodCount: 0, Valid: true}, ReadyPods: 0})
-		w.state = step.State
-		return outcome{s, step.Want, step.Apply, step.State.Activity, step.State.Mode, 0}
-	}
-	if diff := cmp.Diff(outcome{628, -1, false, Activating, SKSModeProxy, 0}, stuck(628)); diff != "" {
-		t.Errorf("still activating (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(outcome{630, 0, true, Inactive, SKSModeProxy, 0}, stuck(630)); diff != "" {
-		t.Errorf("given up (-want +got):\n%s", diff)
+	spec := defaultSpec().Scaler
+	for _, tc := range []struct {
+		name      string
+		after     time.Duration // Activating for
+		want      int32
+		apply     bool
+		activity  Activity
+		requeueIn time.Duration
+	}{
+		{"a tick before the timeout", 628 * time.Second, -1, false, Activating, 2*time.Second + time.Nanosecond},
+		{"a second before the timeout", 629 * time.Second, -1, false, Activating, time.Second + time.Nanosecond},
+		{"exactly the timeout: not yet", 630 * time.Second, -1, false, Activating, time.Nanosecond},
+		{"just past the timeout", 630*time.Second + time.Nanosecond, 0, true, Inactive, 0},
+		{"the tick after the timeout", 632 * time.Second, 0, true, Inactive, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The pod never becomes ready; the decider already says zero.
+			step := Reconcile(spec, NewState(at(0)), Observation{Now: at(0).Add(tc.after), Decision: Decision{DesiredPodCount: 0, Valid: true}})
+			type result struct {
+				Want      int32
+				Apply     bool
+				Activity  Activity
+				RequeueIn time.Duration
+			}
+			want := result{tc.want, tc.apply, tc.activity, tc.requeueIn}
+			if diff := cmp.Diff(want, result{step.Want, step.Apply, step.State.Activity, step.RequeueAfter}); diff != "" {
+				t.Errorf("Activating for %v, timeout %v (-want +got):\n%s", tc.after, spec.ActivationTimeout, diff)
+			}
+		})
 	}
 }
 
@@ -257,10 +279,10 @@ func TestSKSMode(t *testing.T) {
 			spec := defaultSpec()
 			spec.Decider.TargetBurstCapacity, spec.Scaler.TargetBurstCapacity = tc.tbc, tc.tbc
 			d := NewDecider(spec.Decider, at(0), 0)
-			d.Record(at(0), tc.load, 0)
-			d.Scale(at(0), tc.ready)
+			d.Record(at(2), tc.load, 0)
+			d.Scale(at(2), tc.ready) // the first tick
 			st := State{Activity: Active, ActivitySince: at(0), ScaleTargetInitialized: true, Mode: SKSModeServe}
-			step := Reconcile(spec.Scaler, st, Observation{Now: at(0), Decision: d.Status(), ReadyPods: tc.ready})
+			step := Reconcile(spec.Scaler, st, Observation{Now: at(2), Decision: d.Status(), ReadyPods: tc.ready})
 			if diff := cmp.Diff(tc.want, step.State.Mode); diff != "" {
 				t.Errorf("mode with EBC %d (-want +got):\n%s", d.Status().ExcessBurstCapacity, diff)
 			}

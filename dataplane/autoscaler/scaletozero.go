@@ -26,10 +26,13 @@ func (spec ScalerSpec) scaleToZero(st State, now time.Time, want int32) (int32, 
 	since := now.Sub(st.ActivitySince)
 	switch st.Activity {
 	case Activating:
-		if since >= spec.ActivationTimeout {
+		// Given up only once the timeout has strictly passed, as Knative's
+		// CanFailActivation (>): at exactly the timeout it still waits.
+		if since > spec.ActivationTimeout {
 			return 0, true, 0
 		}
-		return -1, false, spec.ActivationTimeout - since
+		// Come back just past it.
+		return -1, false, spec.ActivationTimeout - since + time.Nanosecond
 	case Active:
 		if since >= spec.StableWindow {
 			// Turn Inactive now (want 0, nothing applied); scale next time.

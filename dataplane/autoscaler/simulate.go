@@ -28,11 +28,14 @@ type Options struct {
 var simulationStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Simulate replays a trace (CSV `second,concurrency,rps`, one row per second
-// from 0) through exactly the calls the live autoscaler makes — Record every
-// second, Scale and Reconcile every tick — against simulated pods and a
-// simulated ServerlessService, and writes `second,desired_pods,ready_pods,panic`
-// for every tick. It lets users see what Knative's algorithm would do with
-// their load before they deploy; the output is deterministic.
+// from 0) through exactly the calls the live autoscaler makes — Reconcile
+// when the revision is created at second 0, Record every second, Scale and
+// Reconcile every tick — against simulated pods and a simulated
+// ServerlessService, and writes `second,desired_pods,ready_pods,panic` for
+// every tick. As in Knative, the first tick comes a tick interval (2s) after
+// the decider starts with the revision, so the first row is second 2. It lets
+// users see what Knative's algorithm would do with their load before they
+// deploy; the output is deterministic.
 func Simulate(r io.Reader, opts Options, w io.Writer) error {
 	spec, tick, err := opts.resolve()
 	if err != nil {
@@ -48,8 +51,8 @@ func Simulate(r io.Reader, opts Options, w io.Writer) error {
 	for _, s := range samples {
 		now := simulationStart.Add(time.Duration(s.second) * time.Second)
 		sim.decider.Record(now, s.concurrency, s.rps)
-		if s.second%tick != 0 {
-			continue
+		if s.second == 0 || s.second%tick != 0 {
+			continue // not a tick: the first is a tick interval after second 0
 		}
 		desired, ready, panicking := sim.tick(now)
 		fmt.Fprintf(bw, "%d,%d,%d,%d\n", s.second, desired, ready, boolDigit(panicking))

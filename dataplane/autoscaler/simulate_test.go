@@ -127,10 +127,50 @@ func TestSimulateTicksEveryTwoSeconds(t *testing.T) {
 	if err := Simulate(strings.NewReader(trace), Options{}, &out); err != nil {
 		t.Fatal(err)
 	}
-	// A new revision starts at its initial scale of one pod, ready at once.
-	want := "second,desired_pods,ready_pods,panic\n0,1,1,0\n2,1,1,0\n4,1,1,0\n"
+	// A new revision starts at its initial scale of one pod, ready at once;
+	// the first tick is at second 2.
+	want := "second,desired_pods,ready_pods,panic\n2,1,1,0\n4,1,1,0\n"
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("output (-want +got):\n%s", diff)
+	}
+}
+
+// TestSimulateFirstTick: Knative's decider first decides when its 2s ticker
+// first fires, a tick interval after it starts with the revision, so load
+// present from second 0 is acted on at second 2 and there is no row for
+// second 0 (the revision is created then, at its initial scale).
+func TestSimulateFirstTick(t *testing.T) {
+	const header = "second,desired_pods,ready_pods,panic\n"
+	target10 := map[string]string{TargetAnnotation: "10"}
+	for _, tc := range []struct {
+		name        string
+		annotations map[string]string
+		config      map[string]string
+		load        string // concurrency every second
+		seconds     int
+		want        string
+	}{
+		{"a burst from second 0 is decided at 2s", target10, nil, "35", 5, header + "2,5,5,1\n4,5,5,1\n"},
+		{"from zero initial scale, woken at 2s",
+			map[string]string{TargetAnnotation: "10", InitialScaleAnnotation: "0"},
+			map[string]string{KeyAllowZeroInitialScale: "true"}, "14", 5, header + "2,2,2,1\n4,2,2,1\n"},
+		{"a trace shorter than a tick has no tick", target10, nil, "35", 2, header},
+		{"idle: the initial pod until the first tick and after", target10, nil, "0", 3, header + "2,1,1,0\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			trace := "second,concurrency,rps\n"
+			for s := range tc.seconds {
+				trace += fmt.Sprintf("%d,%s,0\n", s, tc.load)
+			}
+			var out bytes.Buffer
+			opts := Options{Annotations: tc.annotations, Config: tc.config}
+			if err := Simulate(strings.NewReader(trace), opts, &out); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, out.String()); diff != "" {
+				t.Errorf("output (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -12,7 +12,9 @@ type simulation struct {
 }
 
 // newSimulation creates the revision at the simulated second 0: its Deployment
-// starts at the initial scale, as Knative creates it.
+// starts at the initial scale, as Knative creates it, and the PodAutoscaler
+// is reconciled once then, with no decision yet (its decider has just
+// started and first ticks a tick interval later).
 func newSimulation(spec Spec, podStartDelay time.Duration) *simulation {
 	s := &simulation{
 		spec:    spec,
@@ -21,13 +23,22 @@ func newSimulation(spec Spec, podStartDelay time.Duration) *simulation {
 		pods:    &simulatedPods{startDelay: podStartDelay},
 	}
 	s.pods.scale(spec.Scaler.InitialScale, simulationStart)
+	s.reconcile(simulationStart)
 	return s
 }
 
-// tick runs one autoscaling tick at now and reports the Deployment's
-// replicas, the ready pods after it and whether the decider is panicking.
+// tick runs one autoscaling tick at now, the decider's decision and the
+// reconcile it triggers, and reports the Deployment's replicas, the ready
+// pods after it and whether the decider is panicking.
 func (s *simulation) tick(now time.Time) (desired, ready int32, panicking bool) {
 	s.decider.Scale(now, s.pods.ready(now))
+	s.reconcile(now)
+	return s.pods.replicas(), s.pods.ready(now), s.decider.Status().InPanic
+}
+
+// reconcile is one pass of the PodAutoscaler reconciler at now on the
+// decider's latest decision.
+func (s *simulation) reconcile(now time.Time) {
 	step := Reconcile(s.spec.Scaler, s.state, Observation{
 		Now:       now,
 		Decision:  s.decider.Status(),
@@ -37,5 +48,4 @@ func (s *simulation) tick(now time.Time) (desired, ready int32, panicking bool) 
 	if step.Apply {
 		s.pods.scale(step.Want, now)
 	}
-	return s.pods.replicas(), s.pods.ready(now), s.decider.Status().InPanic
 }

@@ -72,6 +72,12 @@ func (k *KPA) Recommend(_ context.Context, pa *autoscalingv1alpha1.PodAutoscaler
 	step := autoscaler.Reconcile(rev.spec.Scaler, rev.state, autoscaler.Observation{Now: now, Decision: rev.decider.Status(), ReadyPods: ready})
 	rev.state = step.State
 	rec := podautoscaler.Recommendation{DesiredScale: current, Mode: networkingv1alpha1.SKSOperationModeServe, RequeueAfter: step.RequeueAfter}
+	// The decider first decides a tick interval after it started, as
+	// Knative's per-decider ticker first fires; come back exactly then, not
+	// on this KPA's shared ticker, which may wake it up to an interval later.
+	if wait := rev.decider.FirstTick().Sub(now); wait > 0 && (rec.RequeueAfter <= 0 || wait < rec.RequeueAfter) {
+		rec.RequeueAfter = wait
+	}
 	if step.Apply {
 		rec.DesiredScale = step.Want
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -87,6 +88,38 @@ func TestRecommendScalesOnScrapedLoad(t *testing.T) {
 	}
 }
 
+// The decider first decides a tick interval (2s) after it starts, as
+// Knative's: a reconcile before then leaves the scale alone and asks to come
+// back at the first tick, which decides on the load scraped by then.
+func TestRecommendFirstDecisionAtFirstTick(t *testing.T) {
+	clock := start
+	k := newKPA(t, &clock, statsServer(t, 10, 5), statsServer(t, 10, 5), statsServer(t, 10, 5))
+	pa := newPA(map[string]string{"autoscaling.knative.dev/target": "10"})
+	ctx := context.Background()
+	type got struct {
+		Desired int32
+		Requeue time.Duration
+	}
+	for _, tc := range []struct {
+		name  string
+		after time.Duration // since the decider started
+		want  got
+	}{
+		{"the decider starts: no decision, back at the first tick", 0, got{3, 2 * time.Second}},
+		{"a reconcile a second later: still none", time.Second, got{3, time.Second}},
+		{"the first tick decides: 30 in flight at 7 per pod", 2 * time.Second, got{5, 0}},
+	} {
+		clock = start.Add(tc.after)
+		if tc.after == 2*time.Second {
+			k.tick(ctx)
+		}
+		rec := k.Recommend(ctx, pa, 3, 3)
+		if diff := cmp.Diff(tc.want, got{rec.DesiredScale, rec.RequeueAfter}); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}
+
 // A request at zero: the activator's poke wakes the PodAutoscaler at once
 // and the recommendation leaves zero; with no ready pod the SKS stays in
 // Proxy so the activator keeps buffering.
@@ -96,6 +129,9 @@ func TestPokeScalesFromZeroAtOnce(t *testing.T) {
 	pa := newPA(nil)
 	ctx := context.Background()
 	k.Recommend(ctx, pa, 0, 0)
+	// Past the decider's first tick, as any decider at zero is (Knative
+	// pokes only a decider whose last decision was zero).
+	clock = clock.Add(2 * time.Second)
 	for len(k.wakes) > 0 {
 		<-k.wakes
 	}

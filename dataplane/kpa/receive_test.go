@@ -21,6 +21,7 @@ func TestActivatorReportsOverHTTP(t *testing.T) {
 	ctx := context.Background()
 	pa := newPA(nil)
 	k.Recommend(ctx, pa, 0, 0)
+	clock = clock.Add(2 * time.Second) // past the decider's first tick
 	for len(k.wakes) > 0 {
 		<-k.wakes
 	}
