@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -23,31 +24,35 @@ type Reconciler struct {
 	urlPort int
 }
 
-// SetupWithManager registers the reconciler. Configuration and Revision
-// changes requeue every Route in their namespace: a namespace has few
-// Routes, and a missed wake-up would leave traffic on an old Revision.
+// SetupWithManager registers the reconciler. A Configuration or Revision
+// change wakes only the Routes that reference it (tracker.go), and only
+// when it touches what a Route reads: with every pushed repository in one
+// namespace, waking the namespace would make each change cost O(Services).
+// A config change (domain, templates) wakes every Route.
 func SetupWithManager(mgr ctrl.Manager, cfg *config.Store, urlPort int) error {
 	r := &Reconciler{client: mgr.GetClient(), config: cfg, urlPort: urlPort}
+	return r.setup(mgr, conflict.Requeue(r))
+}
+
+// setup wires r's indexes and watches to rec, which is r itself wrapped
+// (tests count its calls).
+func (r *Reconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
+	if err := addIndexes(context.Background(), mgr); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&servingv1.Route{}).
-		Watches(&servingv1.Configuration{}, handler.EnqueueRequestsFromMapFunc(r.routesInNamespace)).
-		Watches(&servingv1.Revision{}, handler.EnqueueRequestsFromMapFunc(r.routesInNamespace)).
-		WatchesRawSource(source.Channel(cfg.Changes(), handler.EnqueueRequestsFromMapFunc(r.allRoutes))).
-		Complete(conflict.Requeue(r))
+		Watches(&servingv1.Configuration{}, handler.EnqueueRequestsFromMapFunc(r.routesForConfiguration), builder.WithPredicates(configurationChanged)).
+		Watches(&servingv1.Revision{}, handler.EnqueueRequestsFromMapFunc(r.routesForRevision), builder.WithPredicates(revisionChanged)).
+		WatchesRawSource(source.Channel(r.config.Changes(), handler.EnqueueRequestsFromMapFunc(r.allRoutes))).
+		Complete(rec)
 }
 
 // allRoutes requeues every Route after a config change (domain, templates).
 func (r *Reconciler) allRoutes(ctx context.Context, _ client.Object) []reconcile.Request {
-	return r.routes(ctx)
-}
-
-func (r *Reconciler) routesInNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
-	return r.routes(ctx, client.InNamespace(obj.GetNamespace()))
-}
-
-func (r *Reconciler) routes(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
 	routes := &servingv1.RouteList{}
-	if err := r.client.List(ctx, routes, opts...); err != nil {
+	if err := r.client.List(ctx, routes); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing Routes to apply a config change")
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(routes.Items))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -31,7 +32,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if rt.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
-	snap, err := r.snapshot(ctx, rt.Namespace)
+	snap, err := r.snapshot(ctx, rt)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -67,21 +68,49 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, nil
 }
 
-func (r *Reconciler) snapshot(ctx context.Context, ns string) (resources.Snapshot, error) {
-	cfgs := &servingv1.ConfigurationList{}
-	if err := r.client.List(ctx, cfgs, client.InNamespace(ns)); err != nil {
-		return resources.Snapshot{}, fmt.Errorf("list Configurations in %s: %w", ns, err)
-	}
-	revs := &servingv1.RevisionList{}
-	if err := r.client.List(ctx, revs, client.InNamespace(ns)); err != nil {
-		return resources.Snapshot{}, fmt.Errorf("list Revisions in %s: %w", ns, err)
-	}
+// snapshot reads what rt references and nothing else of its namespace:
+// the Configurations its traffic follows and their latest ready
+// Revisions, the Revisions it names, the Revisions its status sends
+// traffic to and those it labelled (labelRevisions may mark them active or
+// reserve). A missing object is left out, for ResolveTraffic to report.
+func (r *Reconciler) snapshot(ctx context.Context, rt *servingv1.Route) (resources.Snapshot, error) {
 	snap := resources.Snapshot{Configurations: map[string]*servingv1.Configuration{}, Revisions: map[string]*servingv1.Revision{}}
-	for i := range cfgs.Items {
-		snap.Configurations[cfgs.Items[i].Name] = &cfgs.Items[i]
+	cfgNames, revNames := resources.References(rt.Spec.Traffic)
+	for _, name := range cfgNames {
+		cfg := &servingv1.Configuration{}
+		if err := r.client.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: name}, cfg); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return resources.Snapshot{}, fmt.Errorf("get Configuration %s/%s: %w", rt.Namespace, name, err)
+		}
+		snap.Configurations[name] = cfg
+		if latest := cfg.Status.LatestReadyRevisionName; latest != "" {
+			revNames = append(revNames, latest)
+		}
 	}
-	for i := range revs.Items {
-		snap.Revisions[revs.Items[i].Name] = &revs.Items[i]
+	for name := range resources.Referenced(rt.Status.Traffic) {
+		revNames = append(revNames, name)
+	}
+	for _, name := range revNames {
+		if _, ok := snap.Revisions[name]; ok {
+			continue
+		}
+		rev := &servingv1.Revision{}
+		if err := r.client.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: name}, rev); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return resources.Snapshot{}, fmt.Errorf("get Revision %s/%s: %w", rt.Namespace, name, err)
+		}
+		snap.Revisions[name] = rev
+	}
+	labelled := &servingv1.RevisionList{}
+	if err := r.client.List(ctx, labelled, client.InNamespace(rt.Namespace), client.MatchingFields{routeLabelIndex: rt.Name}); err != nil {
+		return resources.Snapshot{}, fmt.Errorf("list Revisions of Route %s/%s: %w", rt.Namespace, rt.Name, err)
+	}
+	for i := range labelled.Items {
+		snap.Revisions[labelled.Items[i].Name] = &labelled.Items[i]
 	}
 	return snap, nil
 }

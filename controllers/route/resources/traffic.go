@@ -3,14 +3,15 @@ package resources
 
 import (
 	"fmt"
+	"slices"
 
 	"k8s.io/utils/ptr"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 )
 
-// Snapshot is what traffic resolution reads: the Route's namespace's
-// Configurations and Revisions by name.
+// Snapshot is what traffic resolution reads: the Configurations and
+// Revisions a Route references (References), by name.
 type Snapshot struct {
 	Configurations map[string]*servingv1.Configuration
 	Revisions      map[string]*servingv1.Revision
@@ -51,10 +52,35 @@ func ResolveTraffic(spec []servingv1.TrafficTarget, snap Snapshot) ([]servingv1.
 	return out, nil
 }
 
+// References names the Configurations and Revisions that resolving spec
+// reads, sorted and without repeats: a target following its
+// Configuration's latest ready Revision references the Configuration (and,
+// through it, whichever Revision is latest ready), any other target the
+// Revision it names. They are what a Route is indexed by, so that a change
+// to one of them wakes only the Routes that read it.
+func References(spec []servingv1.TrafficTarget) (configurations, revisions []string) {
+	for _, t := range spec {
+		if followsConfiguration(t) {
+			configurations = append(configurations, t.ConfigurationName)
+		} else if t.RevisionName != "" {
+			revisions = append(revisions, t.RevisionName)
+		}
+	}
+	slices.Sort(configurations)
+	slices.Sort(revisions)
+	return slices.Compact(configurations), slices.Compact(revisions)
+}
+
+// followsConfiguration says whether t takes its Configuration's latest
+// ready Revision rather than the Revision it names.
+func followsConfiguration(t servingv1.TrafficTarget) bool {
+	return t.ConfigurationName != "" && (t.LatestRevision == nil || *t.LatestRevision)
+}
+
 func resolveTarget(t servingv1.TrafficTarget, snap Snapshot) (servingv1.TrafficTarget, *TrafficError) {
 	out := servingv1.TrafficTarget{Tag: t.Tag, Percent: t.Percent, LatestRevision: ptr.To(false)}
 	name := t.RevisionName
-	if t.ConfigurationName != "" && (t.LatestRevision == nil || *t.LatestRevision) {
+	if followsConfiguration(t) {
 		cfg, ok := snap.Configurations[t.ConfigurationName]
 		if !ok {
 			return out, &TrafficError{Reason: "ConfigurationMissing", Message: fmt.Sprintf("Configuration %q referenced in traffic not found", t.ConfigurationName)}
