@@ -14,8 +14,9 @@ K8S_LDFLAGS    := -X k8s.io/component-base/version.gitVersion=v$(K8S_VERSION) \
                   -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(K8S_VERSION))) \
                   -X k8s.io/component-base/version.gitTreeState=clean
 
-# envtest (and knit dev) find kube-apiserver and etcd here.
-export KUBEBUILDER_ASSETS := $(BIN)
+# envtest (and knit dev) find kube-apiserver and etcd here. Exported only to
+# the targets that start a control plane, so `make test-unit` needs no ./bin.
+test chart-test run bench: export KUBEBUILDER_ASSETS := $(BIN)
 
 .PHONY: all build generate verify-generated tools test test-unit run bench vet fmt-check clean-tools
 
@@ -68,8 +69,8 @@ test: tools verify-generated vet fmt-check ## everything CI runs: unit, envtest,
 		echo "*** Kubernetes needs root on Linux (network and mount namespaces, cgroups). Run them as root."; echo; \
 	fi
 
-test-unit: ## pure-logic tests only, no control plane
-	go test -short ./...
+test-unit: ## pure-logic tests only, no control plane (nothing from ./bin, even with KUBEBUILDER_ASSETS set)
+	KUBEBUILDER_ASSETS= go test -short ./...
 
 run: tools build ## knit, locally, embedded
 	$(BIN)/knit dev
