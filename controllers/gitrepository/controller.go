@@ -2,9 +2,12 @@ package gitrepository
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -33,8 +36,8 @@ type Options struct {
 	Cache *gitsource.Cache
 	// Announcer is told about failed syncs; nil for none.
 	Announcer Announcer
-	// Triggers wakes a repository at once (a push to knit's Git server, a
-	// forge webhook); nil for none.
+	// Triggers wakes a repository at once and makes it fetch (a push to
+	// knit's Git server, a forge webhook); nil for none.
 	Triggers <-chan event.GenericEvent
 	// Workers is how many repositories sync at once. Default 4.
 	Workers int
@@ -46,27 +49,42 @@ type Reconciler struct {
 	reader    client.Reader // uncached: Secrets are not worth a cluster-wide watch
 	cache     *gitsource.Cache
 	announcer Announcer
+	memory    *memory
+	now       func() time.Time
 }
 
 // SetupWithManager registers the reconciler. Besides its own resource it
-// watches the PullRequests, Services and preview Revisions of each
-// repository, so a new pull request, a Revision getting ready or failing
-// moves the repository's status and traffic without waiting for a poll.
+// watches the PullRequests, Services and Revisions of each repository,
+// through predicates that pass only what a pass reads (predicates.go): a
+// pull request's spec or share of traffic, a preview getting ready or
+// failing, the Service and Revision status the roll-up reports. None of
+// them fetches; only what changes the render applies.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if opts.Workers <= 0 {
 		opts.Workers = 4
 	}
-	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: opts.Cache, announcer: opts.Announcer}
+	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: opts.Cache, announcer: opts.Announcer,
+		memory: newMemory(), now: time.Now}
 	b := ctrl.NewControllerManagedBy(mgr).
-		For(&knitv1alpha1.GitRepository{}).
-		Watches(&knitv1alpha1.PullRequest{}, handler.EnqueueRequestsFromMapFunc(pullRequestRepo)).
-		Watches(&servingv1.Service{}, handler.EnqueueRequestsFromMapFunc(labelledRepo)).
-		Watches(&servingv1.Revision{}, handler.EnqueueRequestsFromMapFunc(labelledRepo)).
+		For(&knitv1alpha1.GitRepository{}, builder.WithPredicates(repositoryChanged)).
+		Watches(&knitv1alpha1.PullRequest{}, handler.EnqueueRequestsFromMapFunc(pullRequestRepo), builder.WithPredicates(pullRequestChanged)).
+		Watches(&servingv1.Service{}, handler.EnqueueRequestsFromMapFunc(labelledRepo), builder.WithPredicates(labelled, serviceChanged)).
+		Watches(&servingv1.Revision{}, handler.EnqueueRequestsFromMapFunc(labelledRepo), builder.WithPredicates(labelled, readinessChanged)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers})
 	if opts.Triggers != nil {
-		b = b.WatchesRawSource(source.Channel(opts.Triggers, &handler.EnqueueRequestForObject{}))
+		b = b.WatchesRawSource(source.Channel(opts.Triggers, r.triggerHandler()))
 	}
 	return b.Complete(conflict.Requeue(r))
+}
+
+// triggerHandler enqueues a triggered repository and remembers that it
+// was triggered, so that its next pass fetches.
+func (r *Reconciler) triggerHandler() handler.EventHandler {
+	return handler.Funcs{GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		key := client.ObjectKeyFromObject(e.Object)
+		r.memory.trigger(key)
+		q.Add(reconcile.Request{NamespacedName: key})
+	}}
 }
 
 func pullRequestRepo(_ context.Context, obj client.Object) []reconcile.Request {

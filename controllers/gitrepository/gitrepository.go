@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
@@ -21,11 +22,16 @@ import (
 // defaultInterval is the poll period when spec.interval is unset.
 const defaultInterval = time.Minute
 
-// Reconcile runs one sync pass for a GitRepository; see the package doc.
+// Reconcile runs one pass for a GitRepository, three phases each doing
+// only its own work (see the package doc): fetch when the last fetch may
+// be out of date, render and apply when what they read changed, and
+// always the cheap status roll-up.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	repo := &knitv1alpha1.GitRepository{}
 	if err := r.client.Get(ctx, req.NamespacedName, repo); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.memory.forget(req.NamespacedName)
+			forgetMetrics(req.Namespace, req.Name)
 			return ctrl.Result{}, r.cache.Forget(cacheKey(req.NamespacedName))
 		}
 		return ctrl.Result{}, err
@@ -33,57 +39,55 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if repo.Spec.Suspend {
 		return ctrl.Result{}, nil
 	}
+	st := r.memory.get(req.NamespacedName)
+	if r.memory.takeTrigger(req.NamespacedName) {
+		st.refetch = true
+	}
 	before := repo.Status.DeepCopy()
 	conds := knitv1alpha1.GitRepositoryConditions.Manage(&repo.Status.Status)
 	conds.InitializeConditions()
 	repo.Status.ObservedGeneration = repo.Generation
 
-	err := r.sync(ctx, repo)
+	prs, done, err := r.sync(ctx, repo, &st)
 	if !equality.Semantic.DeepEqual(before, &repo.Status) {
 		if uerr := r.client.Status().Update(ctx, repo); uerr != nil {
-			return ctrl.Result{}, errors.Join(err, fmt.Errorf("update status of GitRepository %s: %w", req, uerr))
+			err = errors.Join(err, fmt.Errorf("update status of GitRepository %s: %w", req, uerr))
 		}
 	}
+	// An apply counts once its branches and inventory are in the status:
+	// until then the next pass applies again.
+	if err == nil && done != nil {
+		st.applied = done
+	}
+	r.memory.put(req.NamespacedName, st)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: interval(repo)}, nil
-}
-
-// sync is the pass: fetch, then each branch, then prune and status. It
-// returns an error only for what a retry may cure.
-func (r *Reconciler) sync(ctx context.Context, repo *knitv1alpha1.GitRepository) error {
-	conds := knitv1alpha1.GitRepositoryConditions.Manage(&repo.Status.Status)
-	prs, err := r.pullRequests(ctx, repo)
-	if err != nil {
-		return err
-	}
-	auth, err := r.auth(ctx, repo)
-	if err != nil {
-		conds.MarkFalse(knitv1alpha1.GitRepositoryConditionFetched, "CredentialsNotFound", err.Error())
-		return err
-	}
-	fetched, err := r.cache.Fetch(ctx, cacheKey(client.ObjectKeyFromObject(repo)), repo.Spec.URL, fetchList(repo, prs), auth)
-	if err != nil {
-		conds.MarkFalse(knitv1alpha1.GitRepositoryConditionFetched, "FetchFailed", err.Error())
-		return err
-	}
-	conds.MarkTrue(knitv1alpha1.GitRepositoryConditionFetched)
-
-	p := &pass{r: r, repo: repo, fetched: fetched, prs: prs, previews: map[string]bool{}}
-	for i, branch := range trackedBranches(repo) {
-		if err := p.branch(ctx, branch, i == 0); err != nil {
-			return err
+	if st.applied != nil {
+		if err := r.updatePullRequests(ctx, prs, st.applied.outcomes); err != nil {
+			return ctrl.Result{}, err
 		}
 	}
-	if err := p.prune(ctx); err != nil {
-		return err
+	return ctrl.Result{RequeueAfter: st.nextPoll(repo, r.now())}, nil
+}
+
+// sync runs the phases that may change the repository's status: fetch,
+// render and apply, and the Revisions roll-up. It returns the pull
+// requests it read and what it applied (nil when nothing changed), and an
+// error only for what a retry may cure.
+func (r *Reconciler) sync(ctx context.Context, repo *knitv1alpha1.GitRepository, st *remembered) ([]knitv1alpha1.PullRequest, *applied, error) {
+	prs, err := r.pullRequests(ctx, repo)
+	if err != nil {
+		return nil, nil, err
 	}
-	p.markSynced()
-	if err := r.updatePullRequests(ctx, p); err != nil {
-		return err
+	if err := r.fetchIfDue(ctx, repo, prs, st); err != nil {
+		return nil, nil, err
 	}
-	return r.markRevisions(ctx, repo)
+	done, err := r.applyIfChanged(ctx, repo, prs, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	return prs, done, r.markRevisions(ctx, repo)
 }
 
 // auth reads the credentials Secret, if the repository names one.
@@ -122,33 +126,16 @@ func trackedBranches(repo *knitv1alpha1.GitRepository) []string {
 	return repo.Spec.Branches
 }
 
-// fetchList is every branch a pass reads: the tracked ones and the heads
-// of open pull requests.
-func fetchList(repo *knitv1alpha1.GitRepository, prs []knitv1alpha1.PullRequest) []string {
-	seen := map[string]bool{}
-	var out []string
-	add := func(b string) {
-		if !seen[b] {
-			seen[b] = true
-			out = append(out, b)
-		}
-	}
-	for _, b := range trackedBranches(repo) {
-		add(b)
-	}
+// previewed are the pull requests into tracked branches: the ones a
+// pass previews, and those closed it cleans up after.
+func previewed(repo *knitv1alpha1.GitRepository, prs []knitv1alpha1.PullRequest) []knitv1alpha1.PullRequest {
+	var out []knitv1alpha1.PullRequest
 	for _, pr := range prs {
-		if pr.Spec.State == knitv1alpha1.PullRequestOpen || pr.Spec.State == "" {
-			add(pr.Spec.HeadBranch)
+		if slices.Contains(trackedBranches(repo), pr.Spec.BaseBranch) {
+			out = append(out, pr)
 		}
 	}
 	return out
-}
-
-func interval(repo *knitv1alpha1.GitRepository) time.Duration {
-	if d := repo.Spec.Interval.Duration; d > 0 {
-		return d
-	}
-	return defaultInterval
 }
 
 func cacheKey(key types.NamespacedName) string { return key.Namespace + "/" + key.Name }

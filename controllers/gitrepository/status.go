@@ -14,14 +14,15 @@ import (
 	"github.com/knitops/knit/gitsync/plan"
 )
 
-// markRevisions sets RevisionsReady from the Services the repository
-// applied: False naming the commit when a Service's latest Revision
-// failed, Unknown while one deploys.
+// markRevisions is the repository's status roll-up: RevisionsReady from
+// the Services the repository applied, False naming the commit when a
+// Service's latest Revision failed, Unknown while one deploys. It reads
+// the cache only, so it runs on every pass.
 func (r *Reconciler) markRevisions(ctx context.Context, repo *knitv1alpha1.GitRepository) error {
 	conds := knitv1alpha1.GitRepositoryConditions.Manage(&repo.Status.Status)
 	var failed, deploying []string
 	for _, ref := range repo.Status.Inventory {
-		if ref.Kind != "Service" || ref.APIVersion != servingv1.GroupVersion.String() {
+		if !isService(ref) {
 			continue
 		}
 		svc := r.liveService(ctx, ref.Namespace, ref.Name)
@@ -64,14 +65,14 @@ func revisionFailure(svc *servingv1.Service, rev *servingv1.Revision, ready *duc
 	return msg
 }
 
-// updatePullRequests writes what the pass did for each pull request of
-// the repository into its status.
-func (r *Reconciler) updatePullRequests(ctx context.Context, p *pass) error {
-	for i := range p.prs {
-		pr := &p.prs[i]
+// updatePullRequests is the pull requests' status roll-up: what the last
+// apply did for each (outcomes, by number) and the URL its tag got.
+func (r *Reconciler) updatePullRequests(ctx context.Context, prs []knitv1alpha1.PullRequest, outcomes map[int64]*previewOutcome) error {
+	for i := range prs {
+		pr := &prs[i]
 		before := pr.Status.DeepCopy()
 		if isOpen(pr) {
-			r.markOpen(ctx, pr, p.prStatus[pr.Spec.Number])
+			r.markOpen(ctx, pr, outcomes[pr.Spec.Number])
 		} else {
 			markDone(pr)
 		}

@@ -1,0 +1,81 @@
+package gitrepository
+
+import (
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	duckv1 "github.com/knitops/knit/api/duck/v1"
+	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/gitsync/hub"
+	"github.com/knitops/knit/gitsync/plan"
+)
+
+// The predicates drop the events a pass has nothing to do for, so that a
+// busy Revision or a canary's verdicts cost no pass at all. Creations and
+// deletions always pass.
+
+// repositoryChanged passes a GitRepository's spec changes and a sync
+// requested through knit.dev/requested-at, not its own status writes.
+var repositoryChanged = predicate.Or[client.Object](predicate.GenerationChangedPredicate{},
+	predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetAnnotations()[hub.RequestedAtAnnotation] != e.ObjectNew.GetAnnotations()[hub.RequestedAtAnnotation]
+	}})
+
+// pullRequestChanged passes a PullRequest's spec changes and its share
+// of traffic moving (a canary step, a rollback). The rest of its status
+// (what the forge was told, verdicts, what the roll-up wrote) changes
+// nothing a pass reads.
+var pullRequestChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	old, ok1 := e.ObjectOld.(*knitv1alpha1.PullRequest)
+	now, ok2 := e.ObjectNew.(*knitv1alpha1.PullRequest)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return old.Generation != now.Generation || old.EffectiveShare() != now.EffectiveShare() || canaryCommit(old) != canaryCommit(now)
+}}
+
+// labelled passes objects deployed from a repository.
+var labelled = predicate.NewPredicateFuncs(func(obj client.Object) bool {
+	return obj.GetLabels()[plan.RepositoryLabel] != ""
+})
+
+// serviceChanged passes the Service status the roll-up reports: its
+// latest Revisions (RevisionsReady) and its traffic (pull requests'
+// URLs). Its spec is what the last apply wrote.
+var serviceChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	old, ok1 := e.ObjectOld.(*servingv1.Service)
+	now, ok2 := e.ObjectNew.(*servingv1.Service)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return old.Status.ConfigurationStatusFields != now.Status.ConfigurationStatusFields ||
+		!equality.Semantic.DeepEqual(old.Status.Traffic, now.Status.Traffic)
+}}
+
+// readinessChanged passes a Revision's Ready condition moving: the roll-up
+// reports it, and a preview joins its base's traffic once ready.
+var readinessChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	old, ok1 := e.ObjectOld.(*servingv1.Revision)
+	now, ok2 := e.ObjectNew.(*servingv1.Revision)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return !sameCondition(old.Status.GetCondition(duckv1.ConditionReady), now.Status.GetCondition(duckv1.ConditionReady))
+}}
+
+func sameCondition(a, b *duckv1.Condition) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Status == b.Status && a.Reason == b.Reason && a.Message == b.Message
+}
+
+func canaryCommit(pr *knitv1alpha1.PullRequest) string {
+	if pr.Status.Canary == nil {
+		return ""
+	}
+	return pr.Status.Canary.Commit
+}
