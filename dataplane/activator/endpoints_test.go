@@ -199,7 +199,7 @@ func TestActivatorServiceOfSlice(t *testing.T) {
 type sliceReader []discoveryv1.EndpointSlice
 
 func (sliceReader) Get(context.Context, client.ObjectKey, client.Object, ...client.GetOption) error {
-	return errors.New("sliceReader: Get is not implemented")
+	return errors.New("sliceReader answers List only: the peers reconciler never reads one slice")
 }
 
 func (r sliceReader) List(_ context.Context, list client.ObjectList, opts ...client.ListOption) error {

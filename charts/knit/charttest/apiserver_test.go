@@ -26,7 +26,7 @@ func startAPIServer(t *testing.T) *apiServer {
 	helmBinary(t) // skip before paying for an API server
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set: run through `make test` or `make chart-test`, which build kube-apiserver, etcd and kubectl into ./bin")
+		missing(t, "KUBEBUILDER_ASSETS is not set: run through `make test` or `make chart-test`, which build kube-apiserver, etcd and kubectl into ./bin")
 	}
 	kubectl := filepath.Join(assets, "kubectl")
 	if _, err := os.Stat(kubectl); err != nil {

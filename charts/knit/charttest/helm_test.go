@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -25,7 +26,8 @@ const (
 	repoRoot = "../../.."
 )
 
-// helmBinary is ./bin/helm, or skips t when `make helm` has not built it.
+// helmBinary is ./bin/helm. Without it the test fails (make test builds
+// it); only -short, the pure-logic run, skips instead.
 func helmBinary(t *testing.T) string {
 	t.Helper()
 	bin, err := filepath.Abs(filepath.Join(repoRoot, "bin", "helm"))
@@ -33,7 +35,7 @@ func helmBinary(t *testing.T) string {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("no %s: run `make helm` (make test and make chart-test do)", bin)
+		missing(t, fmt.Sprintf("no %s: run `make helm` (make test and make chart-test do)", bin))
 	}
 	return bin
 }
@@ -170,4 +172,14 @@ func yamlOf(t *testing.T, objs manifest) []byte {
 		b.Write(doc)
 	}
 	return b.Bytes()
+}
+
+// missing fails t for a tool make test provides, or skips it under -short
+// (make test-unit), which runs without them.
+func missing(t *testing.T, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: " + why)
+	}
+	t.Fatal(why)
 }
