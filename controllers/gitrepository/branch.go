@@ -18,6 +18,7 @@ import (
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/gitsync/build"
 	"github.com/knitops/knit/gitsync/plan"
 	"github.com/knitops/knit/gitsync/render"
 	gitsource "github.com/knitops/knit/gitsync/source"
@@ -36,9 +37,13 @@ type pass struct {
 
 	inventory []knitv1alpha1.ObjectReference
 	failures  []string // "branch@sha7: error", for the Synced condition
+	building  []string // "branch@sha7: building …", for the Synced condition
 	failed    map[string]bool
 	previews  map[string]bool           // preview Revisions this pass wants kept
 	prStatus  map[int64]*previewOutcome // by pull request number
+	// previewsBuilding: a pull request's head is still building, so the
+	// pass must not count as applied.
+	previewsBuilding bool
 }
 
 // previewOutcome is what a pass did for one open pull request.
@@ -68,7 +73,15 @@ func (p *pass) branch(ctx context.Context, branch string, main bool) error {
 	status.Commit = sha
 	objs, err := p.render(ctx, c, commit, branch, main)
 	if err == nil {
+		err = p.buildImages(ctx, c, commit, objs)
+	}
+	if err == nil {
 		err = p.r.apply(ctx, objs)
+	}
+	if errors.Is(err, errBuilding) {
+		p.building = append(p.building, fmt.Sprintf("%s@%s: %v", branch, sha[:7], err))
+		p.keepInventory(branch)
+		return nil
 	}
 	if err != nil {
 		if !invalid(err) {
@@ -200,6 +213,11 @@ func (p *pass) branchStatus(branch string) *knitv1alpha1.BranchStatus {
 
 func (p *pass) markSynced() {
 	conds := knitv1alpha1.GitRepositoryConditions.Manage(&p.repo.Status.Status)
+	if len(p.failures) == 0 && len(p.building) > 0 {
+		conds.MarkUnknown(knitv1alpha1.GitRepositoryConditionSynced, "Building",
+			strings.Join(p.building, "; ")+"; what was deployed before keeps serving until the builds are done")
+		return
+	}
 	if len(p.failures) == 0 {
 		conds.MarkTrue(knitv1alpha1.GitRepositoryConditionSynced)
 		return
@@ -211,7 +229,7 @@ func (p *pass) markSynced() {
 // invalid tells a bad commit (user error: fix and push) from a failure
 // worth retrying.
 func invalid(err error) bool {
-	if errors.Is(err, render.ErrInvalid) || errors.Is(err, plan.ErrInvalid) || errors.Is(err, errPreviewFailed) {
+	if errors.Is(err, render.ErrInvalid) || errors.Is(err, plan.ErrInvalid) || errors.Is(err, errPreviewFailed) || errors.Is(err, build.ErrFailed) {
 		return true
 	}
 	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) ||

@@ -69,6 +69,11 @@ func (r *Reconciler) applyIfChanged(ctx context.Context, repo *knitv1alpha1.GitR
 		return nil, err
 	}
 	p.markSynced()
+	if len(p.building) > 0 || p.previewsBuilding {
+		// Not remembered as applied: the build Job finishing wakes the
+		// repository, and that pass applies what was built.
+		return nil, nil
+	}
 	done := &applied{key: key, at: r.now(), outcomes: p.prStatus}
 	for _, ref := range p.inventory {
 		if isService(ref) && !p.failed[ref.Branch] { // a failed branch's would fail again

@@ -4,7 +4,9 @@ import (
 	"context"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -18,6 +20,7 @@ import (
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/controllers/conflict"
+	"github.com/knitops/knit/gitsync/build"
 	"github.com/knitops/knit/gitsync/plan"
 	gitsource "github.com/knitops/knit/gitsync/source"
 )
@@ -41,6 +44,10 @@ type Options struct {
 	Triggers <-chan event.GenericEvent
 	// Workers is how many repositories sync at once. Default 4.
 	Workers int
+	// Builder builds ko:// images on the cluster (package build); nil
+	// leaves them as they are, for a runtime that builds them itself
+	// (knit dev). Its Jobs are watched: one finishing wakes its repository.
+	Builder *build.Builder
 }
 
 // Reconciler syncs GitRepositories.
@@ -51,6 +58,8 @@ type Reconciler struct {
 	announcer Announcer
 	memory    *memory
 	now       func() time.Time
+	builder   *build.Builder
+	events    events.EventRecorder
 }
 
 // SetupWithManager registers the reconciler. Besides its own resource it
@@ -64,13 +73,16 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		opts.Workers = 4
 	}
 	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: opts.Cache, announcer: opts.Announcer,
-		memory: newMemory(), now: time.Now}
+		memory: newMemory(), now: time.Now, builder: opts.Builder, events: mgr.GetEventRecorder("knit-gitsync")}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&knitv1alpha1.GitRepository{}, builder.WithPredicates(repositoryChanged)).
 		Watches(&knitv1alpha1.PullRequest{}, handler.EnqueueRequestsFromMapFunc(pullRequestRepo), builder.WithPredicates(pullRequestChanged)).
 		Watches(&servingv1.Service{}, handler.EnqueueRequestsFromMapFunc(labelledRepo), builder.WithPredicates(labelled, serviceChanged)).
 		Watches(&servingv1.Revision{}, handler.EnqueueRequestsFromMapFunc(labelledRepo), builder.WithPredicates(labelled, readinessChanged)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers})
+	if opts.Builder != nil {
+		b = b.Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(builtRepo), builder.WithPredicates(buildFinished))
+	}
 	if opts.Triggers != nil {
 		b = b.WatchesRawSource(source.Channel(opts.Triggers, r.triggerHandler()))
 	}
@@ -93,6 +105,16 @@ func pullRequestRepo(_ context.Context, obj client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: pr.Namespace, Name: pr.Spec.Repository}}}
+}
+
+// builtRepo is the repository a build Job is for; the Job lives in the
+// build namespace, so labels name it rather than an owner reference.
+func builtRepo(_ context.Context, obj client.Object) []reconcile.Request {
+	l := obj.GetLabels()
+	if l[build.BuildLabel] == "" || l[build.RepositoryLabel] == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: l[build.RepositoryNamespaceLabel], Name: l[build.RepositoryLabel]}}}
 }
 
 func labelledRepo(_ context.Context, obj client.Object) []reconcile.Request {

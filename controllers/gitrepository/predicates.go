@@ -1,6 +1,7 @@
 package gitrepository
 
 import (
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -9,6 +10,7 @@ import (
 	duckv1 "github.com/knitops/knit/api/duck/v1"
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/gitsync/build"
 	"github.com/knitops/knit/gitsync/hub"
 	"github.com/knitops/knit/gitsync/plan"
 )
@@ -78,4 +80,23 @@ func canaryCommit(pr *knitv1alpha1.PullRequest) string {
 		return ""
 	}
 	return pr.Status.Canary.Commit
+}
+
+// buildFinished passes a build Job's creation (a restarted controller
+// picks up what finished while it was away) and the update that finishes
+// it.
+var buildFinished = predicate.Funcs{
+	CreateFunc:  func(e event.CreateEvent) bool { return true },
+	UpdateFunc:  func(e event.UpdateEvent) bool { return jobDone(e.ObjectOld) != jobDone(e.ObjectNew) },
+	DeleteFunc:  func(event.DeleteEvent) bool { return true },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+func jobDone(obj client.Object) bool {
+	job, ok := obj.(*batchv1.Job)
+	if !ok {
+		return false
+	}
+	done, _ := build.Finished(job)
+	return done
 }

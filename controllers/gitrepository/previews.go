@@ -2,6 +2,7 @@ package gitrepository
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -68,6 +69,18 @@ func (p *pass) preview(ctx context.Context, pr *knitv1alpha1.PullRequest, branch
 			out.err = err.Error()
 			out.ready = false
 			continue
+		}
+		if err := p.buildRevision(ctx, head, commit, rev); err != nil {
+			out.ready = false
+			switch {
+			case errors.Is(err, errBuilding):
+				p.previewsBuilding = true
+				continue
+			case invalid(err):
+				out.err = err.Error()
+				continue
+			}
+			return err
 		}
 		p.previews[rev.Name] = true
 		if len(out.revisions) == 0 {

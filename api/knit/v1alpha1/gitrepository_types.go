@@ -81,6 +81,56 @@ type GitRepositoryStatus struct {
 	// can prune what a later commit removed.
 	// +optional
 	Inventory []ObjectReference `json:"inventory,omitempty"`
+	// Builds are the ko:// images built on the cluster for this
+	// repository's commits, newest first: the digest each resolved to, or
+	// why it failed. A build whose key is listed is never run again.
+	// +optional
+	Builds []BuildStatus `json:"builds,omitempty"`
+}
+
+// BuildPhase is where one build is.
+type BuildPhase string
+
+// The phases of a build.
+const (
+	// BuildRunning: the build Job runs; the branch waits for it.
+	BuildRunning BuildPhase = "Running"
+	// BuildSucceeded: the image was pushed; Image names its digest.
+	BuildSucceeded BuildPhase = "Succeeded"
+	// BuildFailed: the build failed; Message quotes the compiler.
+	BuildFailed BuildPhase = "Failed"
+)
+
+// BuildStatus is one ko:// image built from one source tree.
+type BuildStatus struct {
+	// Key identifies what was built: the toolchain, the platform, the
+	// commit's tree and the package. Equal keys build equal images.
+	Key string `json:"key"`
+	// Source is the ko:// image as the commit names it.
+	Source string `json:"source"`
+	// Commit is the first commit built with this key.
+	Commit string `json:"commit"`
+	// Phase is Running, Succeeded or Failed.
+	Phase BuildPhase `json:"phase"`
+	// Job is the build Job, namespace/name: `kubectl logs -n <namespace>
+	// job/<name>` shows the build's output while the Job is kept.
+	Job string `json:"job"`
+	// Image is the pushed image by digest once the build succeeded.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// Message is why the build failed: the compiler's first error lines.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// StartTime is when the Job was created; CompletionTime when its
+	// result was read.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Durations of the build's steps as the builder measured them
+	// (fetch, compile, push), e.g. "fetch=0.4s compile=3.1s push=0.2s".
+	// +optional
+	Durations string `json:"durations,omitempty"`
 }
 
 // BranchStatus is one tracked branch's sync state.

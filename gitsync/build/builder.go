@@ -1,0 +1,231 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+)
+
+// keptBuilds bounds status.builds. A record that falls off costs one Job
+// that finds the image already in the registry, not a compile.
+const keptBuilds = 20
+
+// Builder runs builds as Jobs in the build namespace and reads their
+// results; the GitRepository's status.builds is its memory.
+type Builder struct {
+	client client.Client // Jobs, through the manager's cache
+	reader client.Reader // pods and Secrets, uncached
+	cfg    Config
+	now    func() time.Time
+}
+
+// New returns a Builder for cfg; c must be able to read Jobs in
+// cfg.Namespace (the manager's cache limited to it), reader pods there
+// and the repositories' credentials Secrets.
+func New(c client.Client, reader client.Reader, cfg Config) (*Builder, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Builder{client: c, reader: reader, cfg: cfg.withDefaults(), now: time.Now}, nil
+}
+
+// Key is r's build key under this builder's toolchain and platform.
+func (b *Builder) Key(r Request) string { return Key(b.cfg.Toolchain, b.cfg.Platform, r.Tree, r.Image) }
+
+// Namespace is where the build Jobs run.
+func (b *Builder) Namespace() string { return b.cfg.Namespace }
+
+// Resolve returns where the build of r stands, starting it when nothing
+// is known of its key: Succeeded with the image by digest, Failed with
+// the compiler's message, or Running. builds is the repository's
+// status.builds; record what Resolve returns with Record. credentials
+// names the repository's credentials Secret in its namespace, "" for none.
+func (b *Builder) Resolve(ctx context.Context, builds []knitv1alpha1.BuildStatus, r Request, credentials string) (knitv1alpha1.BuildStatus, error) {
+	key := b.Key(r)
+	prev := find(builds, key)
+	if prev != nil && prev.Phase != knitv1alpha1.BuildRunning {
+		return *prev, nil
+	}
+	job := &batchv1.Job{}
+	err := b.client.Get(ctx, client.ObjectKey{Namespace: b.cfg.Namespace, Name: JobName(key)}, job)
+	switch {
+	case apierrors.IsNotFound(err):
+		return b.start(ctx, r, key, credentials, prev)
+	case err != nil:
+		return knitv1alpha1.BuildStatus{}, fmt.Errorf("get build Job %s: %w", JobName(key), err)
+	}
+	st := b.running(r, key, prev)
+	done, failed := Finished(job)
+	if !done {
+		return st, nil
+	}
+	res, err := b.result(ctx, job, failed)
+	if err != nil {
+		return knitv1alpha1.BuildStatus{}, err
+	}
+	st.CompletionTime = ptr.To(metav1.NewTime(b.now()))
+	st.Durations = res.Durations()
+	if res.Image != "" {
+		st.Phase, st.Image = knitv1alpha1.BuildSucceeded, res.Image
+	} else {
+		st.Phase, st.Message = knitv1alpha1.BuildFailed, res.Error
+	}
+	b.dropCredentials(ctx, job)
+	log.FromContext(ctx).Info("Build finished", "image", r.Image, "commit", r.Commit, "phase", st.Phase, "durations", st.Durations, "job", st.Job)
+	return st, nil
+}
+
+// running is the record of a build under way: the earlier one, else new.
+func (b *Builder) running(r Request, key string, prev *knitv1alpha1.BuildStatus) knitv1alpha1.BuildStatus {
+	if prev != nil {
+		return *prev
+	}
+	return knitv1alpha1.BuildStatus{
+		Key: key, Source: r.Image, Commit: r.Commit, Phase: knitv1alpha1.BuildRunning,
+		Job: b.cfg.Namespace + "/" + JobName(key), StartTime: ptr.To(metav1.NewTime(b.now())),
+	}
+}
+
+// start creates the build Job, and beside it a copy of the repository's
+// credentials that the Job owns (pods cannot read another namespace's
+// Secrets).
+func (b *Builder) start(ctx context.Context, r Request, key, credentials string, prev *knitv1alpha1.BuildStatus) (knitv1alpha1.BuildStatus, error) {
+	var data map[string][]byte
+	if credentials != "" {
+		secret := &corev1.Secret{}
+		if err := b.reader.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: credentials}, secret); err != nil {
+			return knitv1alpha1.BuildStatus{}, fmt.Errorf("credentials Secret %s/%s: %w", r.Namespace, credentials, err)
+		}
+		data = secret.Data
+		r.Credentials = JobName(key) + "-source"
+	}
+	job := Job(b.cfg, r, key)
+	if err := b.client.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+		return knitv1alpha1.BuildStatus{}, fmt.Errorf("create build Job %s: %w", job.Name, err)
+	}
+	if data != nil {
+		if err := b.copyCredentials(ctx, job, r.Credentials, data); err != nil {
+			return knitv1alpha1.BuildStatus{}, err
+		}
+	}
+	log.FromContext(ctx).Info("Build started", "image", r.Image, "commit", r.Commit, "job", job.Namespace+"/"+job.Name)
+	st := b.running(r, key, nil)
+	if prev != nil { // the Job vanished (deleted, or its TTL ran out) while running: started again
+		st.StartTime = prev.StartTime
+	}
+	return st, nil
+}
+
+func (b *Builder) copyCredentials(ctx context.Context, job *batchv1.Job, name string, data map[string][]byte) error {
+	if job.UID == "" { // it already existed: Create did not fill it in
+		if err := b.reader.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
+			return fmt.Errorf("get build Job %s: %w", job.Name, err)
+		}
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: job.Namespace, Labels: map[string]string{BuildLabel: job.Labels[BuildLabel]},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}},
+		},
+		Data: data,
+	}
+	if err := b.client.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("copy the repository's credentials for build Job %s: %w", job.Name, err)
+	}
+	return nil
+}
+
+// dropCredentials deletes a finished build's copy of the credentials
+// rather than waiting for the Job's TTL.
+func (b *Builder) dropCredentials(ctx context.Context, job *batchv1.Job) {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name + "-source"}}
+	if err := b.client.Delete(ctx, secret); err != nil && !apierrors.IsNotFound(err) {
+		log.FromContext(ctx).Error(err, "Could not delete a build's credentials; the Job's TTL will", "secret", secret.Name)
+	}
+}
+
+// Finished reports whether a build Job is over, and whether it failed.
+func Finished(job *batchv1.Job) (done, failed bool) {
+	for _, c := range job.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return true, false
+		case batchv1.JobFailed:
+			return true, true
+		}
+	}
+	return false, false
+}
+
+// result reads the builder's termination message from the Job's pod; a
+// Job that failed without one (deadline, image not pullable) says why in
+// its condition.
+func (b *Builder) result(ctx context.Context, job *batchv1.Job, failed bool) (Result, error) {
+	pods := &corev1.PodList{}
+	if err := b.reader.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
+		return Result{}, fmt.Errorf("list pods of build Job %s: %w", job.Name, err)
+	}
+	for _, pod := range pods.Items {
+		for _, cs := range pod.Status.ContainerStatuses {
+			if cs.Name != containerLog || cs.State.Terminated == nil || cs.State.Terminated.Message == "" {
+				continue
+			}
+			res, err := ParseResult(cs.State.Terminated.Message)
+			if err != nil {
+				return Result{Error: err.Error()}, nil
+			}
+			return res, nil
+		}
+	}
+	if !failed {
+		return Result{Error: fmt.Sprintf("build Job %s/%s completed but its pod left no result", job.Namespace, job.Name)}, nil
+	}
+	return Result{Error: jobFailure(job)}, nil
+}
+
+func jobFailure(job *batchv1.Job) string {
+	for _, c := range job.Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+			return strings.TrimSpace(fmt.Sprintf("build Job %s/%s failed: %s: %s", job.Namespace, job.Name, c.Reason, c.Message))
+		}
+	}
+	return fmt.Sprintf("build Job %s/%s failed", job.Namespace, job.Name)
+}
+
+// Record stores st in builds: in place of its key's earlier record, else
+// first, keeping the newest keptBuilds.
+func Record(builds []knitv1alpha1.BuildStatus, st knitv1alpha1.BuildStatus) []knitv1alpha1.BuildStatus {
+	if prev := find(builds, st.Key); prev != nil {
+		*prev = st
+		return builds
+	}
+	return append([]knitv1alpha1.BuildStatus{st}, builds[:min(len(builds), keptBuilds-1)]...)
+}
+
+func find(builds []knitv1alpha1.BuildStatus, key string) *knitv1alpha1.BuildStatus {
+	for i := range builds {
+		if builds[i].Key == key {
+			return &builds[i]
+		}
+	}
+	return nil
+}
+
+// ErrFailed marks a build that failed: the commit's problem, fixed by a
+// push, never by a retry.
+var ErrFailed = errors.New("build failed")

@@ -1,0 +1,55 @@
+package build
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Scheme prefixes the images knit builds from source, as ko names them.
+const Scheme = "ko://"
+
+// IsSource reports whether image is built from source (ko://…).
+func IsSource(image string) bool { return strings.HasPrefix(image, Scheme) }
+
+// Key identifies a build: equal keys build byte-identical images, so a key
+// already built is never built again. toolchain is the builder image by
+// reference, platform os/arch, tree the commit's root tree hash and image
+// the ko:// reference.
+func Key(toolchain, platform, tree, image string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "knit build v1\ntoolchain %s\nplatform %s\ntree %s\npackage %s\n",
+		toolchain, platform, tree, Package(image))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Package is what go build is asked for: the ko:// image without its
+// scheme, relative to the repository's root.
+func Package(image string) string { return strings.TrimPrefix(image, Scheme) }
+
+// Repository is where in the registry an image of a GitRepository goes:
+// <registry>/<namespace>/<repository>/<program>, the program named the way
+// go install names the binary.
+func Repository(registry, namespace, repository, image string) string {
+	return strings.TrimSuffix(registry, "/") + "/" + namespace + "/" + repository + "/" + program(Package(image), repository)
+}
+
+// program is the binary's name: the package path's last element, without
+// a major-version suffix; the repository's name for the root package.
+func program(pkg, repository string) string {
+	p := path.Clean(strings.TrimPrefix(pkg, "./"))
+	base := path.Base(p)
+	if len(base) > 1 && base[0] == 'v' && strings.Trim(base[1:], "0123456789") == "" && path.Dir(p) != "." {
+		base = path.Base(path.Dir(p))
+	}
+	if base == "." || base == ".." || base == "/" {
+		return repository
+	}
+	return strings.ToLower(base)
+}
+
+// JobName is the build Job of a key: short enough for the job-name label
+// its pods carry.
+func JobName(key string) string { return "knit-build-" + key[:16] }

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/knitops/knit/hack/images/pack"
+)
+
+// errorLines is how many lines of a failed step the result quotes; the
+// Job's log has all of them.
+const errorLines = 12
+
+// build runs the steps and says how they went; its log goes to out.
+func build(ctx context.Context, o options, out io.Writer) result {
+	var res result
+	if err := o.validate(); err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	tag, err := name.NewTag(o.image+":"+o.tag, o.nameOptions()...)
+	if err != nil {
+		res.Error = fmt.Sprintf("image %s:%s: %v", o.image, o.tag, err)
+		return res
+	}
+	if digest, err := existing(ctx, tag, o.remoteOptions(ctx)); err == nil {
+		logf(out, "%s is in the registry already: nothing to build", tag)
+		res.Image, res.Reused = tag.Context().Name()+"@"+digest, true
+		return res
+	}
+	src := filepath.Join(o.workspace, "src")
+	began := time.Now()
+	err = fetch(ctx, o, src, out)
+	res.Fetch = seconds(time.Since(began))
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	bin := filepath.Join(o.workspace, "out", o.program())
+	began = time.Now()
+	err = compile(ctx, o, src, bin, out)
+	res.Compile = seconds(time.Since(began))
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	began = time.Now()
+	res.Image, err = push(ctx, o, tag, bin, out)
+	res.Push = seconds(time.Since(began))
+	if err != nil {
+		res.Error = err.Error()
+	}
+	return res
+}
+
+func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + "s" }
+
+// existing is the digest of tag in the registry, an error when it is not
+// there (or the registry cannot say: then the build runs and the push
+// reports the registry's problem).
+func existing(ctx context.Context, tag name.Tag, opts []remote.Option) (string, error) {
+	desc, err := remote.Head(tag, opts...)
+	if err != nil {
+		return "", err
+	}
+	return desc.Digest.String(), nil
+}
+
+// fetch checks out exactly the commit into dir: a shallow fetch of the
+// SHA, which Git servers allow for reachable commits (protocol v2), else
+// a full fetch.
+func fetch(ctx context.Context, o options, dir string, out io.Writer) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("fetch: %w", err)
+	}
+	git := func(args ...string) error { return run(ctx, out, dir, gitEnv(), "git", args...) }
+	logf(out, "fetching %s from %s", o.commit, o.source)
+	if err := git("init", "-q"); err != nil {
+		return fmt.Errorf("git init: %w", err)
+	}
+	if err := git("-c", "protocol.version=2", "fetch", "-q", "--depth=1", o.source, o.commit); err != nil {
+		logf(out, "a shallow fetch of the commit failed; fetching every branch")
+		if err := git("fetch", "-q", o.source, "+refs/heads/*:refs/remotes/origin/*"); err != nil {
+			return fmt.Errorf("git fetch %s: %w", o.source, err)
+		}
+	}
+	if err := git("-c", "advice.detachedHead=false", "checkout", "-q", o.commit); err != nil {
+		return fmt.Errorf("git checkout %s: %w", o.commit, err)
+	}
+	return nil
+}
+
+// gitEnv passes the repository's credentials to git as an extra HTTP
+// header through its environment (GIT_CONFIG_*), so they appear in no
+// command line, the way knit's controller authenticates its fetches.
+func gitEnv() []string {
+	env := []string{"GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1"}
+	header := ""
+	if t := os.Getenv("GIT_BEARERTOKEN"); t != "" {
+		header = "Authorization: Bearer " + t
+	} else if user, pass := os.Getenv("GIT_USERNAME"), os.Getenv("GIT_PASSWORD"); user != "" || pass != "" {
+		if user == "" {
+			user = "git"
+		}
+		header = "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
+	}
+	if header != "" {
+		env = append(env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader", "GIT_CONFIG_VALUE_0="+header)
+	}
+	return env
+}
+
+// compile builds the package for the platform: static, with no path or
+// VCS stamp in the binary.
+func compile(ctx context.Context, o options, src, bin string, out io.Writer) error {
+	goos, goarch, _ := o.goosArch()
+	logf(out, "go build %s for %s", o.pkg, o.platform)
+	var output bytes.Buffer
+	env := []string{"GOOS=" + goos, "GOARCH=" + goarch, "CGO_ENABLED=0", "GOTOOLCHAIN=local"}
+	err := run(ctx, io.MultiWriter(out, &output), src, env, o.goCmd, "build", "-trimpath", "-buildvcs=false", "-o", bin, o.pkg)
+	if err != nil {
+		lines := firstErrorLines(output.String())
+		if len(lines) == 0 {
+			lines = []string{err.Error()}
+		}
+		return errors.New(strings.Join(lines, "\n"))
+	}
+	return nil
+}
+
+// firstErrorLines picks what says why a build failed out of go's output,
+// skipping download notices and the "# package" headers.
+func firstErrorLines(output string) []string {
+	var lines []string
+	for line := range strings.SplitSeq(output, "\n") {
+		line = strings.TrimRight(line, " \t\r")
+		if line == "" || strings.HasPrefix(line, "go: downloading") || strings.HasPrefix(line, "# ") {
+			continue
+		}
+		if lines = append(lines, line); len(lines) == errorLines {
+			break
+		}
+	}
+	return lines
+}
+
+// push packs the binary and pushes it under tag, returning the image by
+// digest.
+func push(ctx context.Context, o options, tag name.Tag, bin string, out io.Writer) (string, error) {
+	_, goarch, _ := o.goosArch()
+	dest := "/ko-app/" + o.program()
+	img, err := pack.Image(pack.Spec{
+		Files:      []pack.File{{Src: bin, Dest: dest}},
+		Entrypoint: []string{dest},
+		Env:        []string{"KO_DATA_PATH=/var/run/ko"},
+		CABundle:   o.caBundle,
+		Arch:       goarch,
+	})
+	if err != nil {
+		return "", fmt.Errorf("pack %s: %w", bin, err)
+	}
+	digest, err := img.Digest()
+	if err != nil {
+		return "", fmt.Errorf("digest: %w", err)
+	}
+	logf(out, "pushing %s (%s)", tag, digest)
+	if err := remote.Write(tag, img, o.remoteOptions(ctx)...); err != nil {
+		return "", fmt.Errorf("push %s: %w", tag, err)
+	}
+	return tag.Context().Name() + "@" + digest.String(), nil
+}
+
+func (o *options) nameOptions() []name.Option {
+	if o.insecure {
+		return []name.Option{name.Insecure}
+	}
+	return nil
+}
+
+// remoteOptions authenticate with $DOCKER_CONFIG's credentials; an
+// insecure registry may also present a certificate nothing verifies.
+func (o *options) remoteOptions(ctx context.Context) []remote.Option {
+	opts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)}
+	if o.insecure {
+		tr := remote.DefaultTransport.(*http.Transport).Clone()
+		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // only with --insecure, the operator's explicit choice
+		opts = append(opts, remote.WithTransport(tr))
+	}
+	return opts
+}
+
+// run runs a command in dir, its output to out.
+func run(ctx context.Context, out io.Writer, dir string, env []string, cmd string, args ...string) error {
+	c := exec.CommandContext(ctx, cmd, args...)
+	c.Dir = dir
+	c.Env = append(os.Environ(), env...)
+	c.Stdout, c.Stderr = out, out
+	return c.Run()
+}

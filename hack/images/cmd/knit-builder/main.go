@@ -1,0 +1,95 @@
+// Command knit-builder is the entrypoint of the knit-toolchain image: it
+// builds one ko:// image of one commit inside a build Job that knit's
+// controller created (package gitsync/build in knit's module), and pushes
+// it to the operator's registry:
+//
+//  1. if the registry already holds <image>:<tag> (the tag is the build
+//     key), it reports that image's digest and stops;
+//  2. it fetches exactly the commit with the git CLI (credentials from
+//     $GIT_USERNAME/$GIT_PASSWORD or $GIT_BEARERTOKEN, passed to git
+//     through its environment, never its arguments);
+//  3. it runs `go build -trimpath -buildvcs=false` of the package, so the
+//     binary depends on the tree alone, as ko builds it;
+//  4. it packs the binary at /ko-app/<name> onto an empty base with the CA
+//     bundle (package pack: fixed timestamps, so equal binaries give equal
+//     digests) and pushes it (credentials from $DOCKER_CONFIG).
+//
+// Its outcome is the container's termination message, the JSON the
+// controller reads (gitsync/build.Result); its output, the Job's logs, is
+// the git and go output a user reads when a build fails.
+//
+// It lives in the hack/images module because it links go-containerregistry,
+// which stays out of knit's module graph.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fl := flag.NewFlagSet("knit-builder", flag.ContinueOnError)
+	var o options
+	o.register(fl)
+	if err := fl.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	res := build(ctx, o, os.Stdout)
+	if err := writeResult(o.terminationLog, res); err != nil {
+		fmt.Fprintln(os.Stderr, "knit-builder: write the result:", err)
+	}
+	if res.Error != "" {
+		fmt.Fprintln(os.Stdout, "build failed:", res.Error)
+		os.Exit(1)
+	}
+	fmt.Fprintln(os.Stdout, "pushed", res.Image)
+}
+
+// result is gitsync/build.Result in knit's module: the contract between
+// the builder and the controller.
+type result struct {
+	Image   string `json:"image,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Fetch   string `json:"fetch,omitempty"`
+	Compile string `json:"compile,omitempty"`
+	Push    string `json:"push,omitempty"`
+	Reused  bool   `json:"reused,omitempty"`
+}
+
+// maxMessage is the kubelet's limit on a termination message.
+const maxMessage = 4096
+
+// writeResult writes r as JSON to path, its error cut to fit the limit.
+func writeResult(path string, r result) error {
+	for {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		if len(b) <= maxMessage || len(r.Error) < 64 {
+			return writeFile(path, b)
+		}
+		r.Error = r.Error[:len(r.Error)-(len(b)-maxMessage)-16] + "…"
+	}
+}
+
+func writeFile(path string, b []byte) error {
+	if path == "-" {
+		_, err := os.Stdout.Write(append(b, '\n'))
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// logf prints one progress line to the Job's log.
+func logf(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, "knit-builder: "+format+"\n", args...)
+}
