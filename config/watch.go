@@ -5,9 +5,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -24,7 +26,9 @@ var watched = map[string]bool{
 }
 
 // SetupWithManager keeps store in step with knit's ConfigMaps, so an edit
-// takes effect without a restart. A bad edit is logged and ignored.
+// takes effect without a restart. A bad edit is logged and ignored. It
+// runs on every replica, leader or not: admission webhooks answer on all
+// of them and read the store too.
 func (s *Store) SetupWithManager(mgr ctrl.Manager) error {
 	ours := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetNamespace() == SystemNamespace && watched[o.GetName()]
@@ -32,6 +36,7 @@ func (s *Store) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("config").
 		For(&corev1.ConfigMap{}, builder.WithPredicates(ours)).
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
 		Complete(&watcher{client: mgr.GetClient(), store: s})
 }
 

@@ -97,7 +97,7 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 		{"pullrequest", func() error { return pullrequest.SetupWithManager(mgr, pullrequest.Options{Announcer: announcer}) }},
 	}
 	if opts.Webhooks {
-		steps = append(steps, step{"admission webhooks", func() error { return webhooks.Setup(mgr, webhooks.DefaultConfig()) }})
+		steps = append(steps, step{"admission webhooks", func() error { return webhooks.Setup(mgr, webhooks.FromStore(opts.Store)) }})
 	}
 	if err := run(steps); err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ import (
 // pure functions old is nil on create.
 type hooks[T client.Object] struct {
 	kind     string
-	cfg      Config
+	cfg      Source
 	newObj   func() T
 	defaults func(obj, old T, user string, cfg Config)
 	validate func(obj, old T, cfg Config) field.ErrorList
@@ -41,19 +41,19 @@ func (h hooks[T]) Default(ctx context.Context, obj T) error {
 			return fmt.Errorf("defaulting %s: decode the stored object: %w", h.kind, err)
 		}
 	}
-	h.defaults(obj, old, req.UserInfo.Username, h.cfg)
+	h.defaults(obj, old, req.UserInfo.Username, h.cfg())
 	return nil
 }
 
 // ValidateCreate refuses an invalid new object.
 func (h hooks[T]) ValidateCreate(_ context.Context, obj T) (admission.Warnings, error) {
 	var none T
-	return h.result(obj, h.validate(obj, none, h.cfg))
+	return h.result(obj, h.validate(obj, none, h.cfg()))
 }
 
 // ValidateUpdate refuses an invalid change.
 func (h hooks[T]) ValidateUpdate(_ context.Context, old, obj T) (admission.Warnings, error) {
-	return h.result(obj, h.validate(obj, old, h.cfg))
+	return h.result(obj, h.validate(obj, old, h.cfg()))
 }
 
 // ValidateDelete allows every delete; the webhooks are not registered for

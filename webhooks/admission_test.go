@@ -18,7 +18,7 @@ import (
 
 func serviceHooks() hooks[*servingv1.Service] {
 	return hooks[*servingv1.Service]{
-		kind: "Service", cfg: DefaultConfig(), newObj: func() *servingv1.Service { return &servingv1.Service{} },
+		kind: "Service", cfg: Static(DefaultConfig()), newObj: func() *servingv1.Service { return &servingv1.Service{} },
 		defaults: defaultService, validate: validateService,
 		warn: func(s *servingv1.Service) []string { return unknownAutoscalingAnnotations(s.Spec.Template.Annotations) },
 	}

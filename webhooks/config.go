@@ -1,5 +1,7 @@
 package webhooks
 
+import "github.com/knitops/knit/config"
+
 // Config holds the knobs of Knative's config-defaults and config-autoscaler
 // ConfigMaps that admission needs, so an operator's limits carry over from
 // Knative with the same meaning.
@@ -10,6 +12,9 @@ type Config struct {
 	// MaxRevisionTimeoutSeconds caps timeoutSeconds and idleTimeoutSeconds
 	// (config-defaults max-revision-timeout-seconds).
 	MaxRevisionTimeoutSeconds int64
+	// ContainerConcurrency is the containerConcurrency a Revision gets when
+	// it sets none (config-defaults container-concurrency).
+	ContainerConcurrency int64
 	// ContainerConcurrencyMaxLimit caps containerConcurrency
 	// (config-defaults container-concurrency-max-limit).
 	ContainerConcurrencyMaxLimit int64
@@ -27,8 +32,36 @@ func DefaultConfig() Config {
 	return Config{
 		RevisionTimeoutSeconds:       300,
 		MaxRevisionTimeoutSeconds:    600,
+		ContainerConcurrency:         0,
 		ContainerConcurrencyMaxLimit: 1000,
 		AllowZeroInitialScale:        false,
 		MaxScaleLimit:                0,
+	}
+}
+
+// Source hands admission the Config in force. Every request asks anew, so
+// an operator's edit to config-defaults or config-autoscaler decides the
+// next request, as the controllers already see it, without a restart.
+type Source func() Config
+
+// Static is a Source that never changes, for tests and tools without an
+// API server to watch.
+func Static(c Config) Source { return func() Config { return c } }
+
+// FromStore reads the knobs from store, the one the controllers read and
+// config's watcher keeps in step with knit-system's ConfigMaps.
+func FromStore(store *config.Store) Source {
+	return func() Config { return fromSnapshot(store.Load()) }
+}
+
+// fromSnapshot picks admission's knobs out of one config snapshot.
+func fromSnapshot(c *config.Config) Config {
+	return Config{
+		RevisionTimeoutSeconds:       c.Defaults.RevisionTimeoutSeconds,
+		MaxRevisionTimeoutSeconds:    c.Defaults.MaxRevisionTimeoutSeconds,
+		ContainerConcurrency:         c.Defaults.ContainerConcurrency,
+		ContainerConcurrencyMaxLimit: c.Defaults.ContainerConcurrencyMaxLimit,
+		AllowZeroInitialScale:        c.Autoscaler.AllowZeroInitialScale,
+		MaxScaleLimit:                c.Autoscaler.MaxScaleLimit,
 	}
 }

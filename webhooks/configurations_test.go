@@ -76,7 +76,7 @@ func TestSetupServesConfiguredPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Setup(mgr, DefaultConfig()); err != nil {
+	if err := Setup(mgr, Static(DefaultConfig())); err != nil {
 		t.Fatal(err)
 	}
 	mutating, validating := Configurations(urlConfig)

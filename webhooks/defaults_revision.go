@@ -29,7 +29,7 @@ func defaultRevisionSpec(rs *servingv1.RevisionSpec, cfg Config) {
 		rs.TimeoutSeconds = ptr.To(cfg.RevisionTimeoutSeconds)
 	}
 	if rs.ContainerConcurrency == nil {
-		rs.ContainerConcurrency = ptr.To[int64](0)
+		rs.ContainerConcurrency = ptr.To(cfg.ContainerConcurrency)
 	}
 	cs := rs.Containers
 	for i := range cs {

@@ -12,8 +12,9 @@ import (
 // Setup registers defaulting and validating webhooks for Service,
 // Configuration, Revision and Route on mgr's webhook server, at the paths
 // Configurations points the API server to. mgr's scheme must hold the
-// serving.knative.dev/v1 types.
-func Setup(mgr ctrl.Manager, cfg Config) error {
+// serving.knative.dev/v1 types. cfg is asked for the knobs on every
+// request (FromStore in knit, so admission sees what the controllers see).
+func Setup(mgr ctrl.Manager, cfg Source) error {
 	return errors.Join(
 		register(mgr, hooks[*servingv1.Service]{
 			kind: "Service", cfg: cfg, newObj: func() *servingv1.Service { return &servingv1.Service{} },

@@ -23,6 +23,7 @@ import (
 
 	"github.com/knitops/knit/api"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/config"
 )
 
 // TestAdmissionThroughAPIServer sends objects through a real kube-apiserver
@@ -100,6 +101,45 @@ func TestAdmissionThroughAPIServer(t *testing.T) {
 		}
 	})
 
+	t.Run("an edit to config-autoscaler or config-defaults decides the next admission", func(t *testing.T) {
+		zero := service("zero-initial", bareSpec(corev1.Container{Image: image}))
+		zero.Spec.Template.Annotations = map[string]string{"autoscaling.knative.dev/initial-scale": "0"}
+		err := c.Create(ctx, zero.DeepCopy(), client.DryRunAll)
+		if want := "autoscaling.knative.dev/initial-scale]: Invalid value: \"0\""; err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("initial-scale 0 before config-autoscaler allows it: err = %v, want it to contain %s", err, want)
+		}
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: config.SystemNamespace}}); err != nil {
+			t.Fatal(err)
+		}
+		for name, data := range map[string]map[string]string{
+			config.AutoscalerConfigName: {"allow-zero-initial-scale": "true"},
+			config.DefaultsConfigName:   {"revision-timeout-seconds": "120", "container-concurrency": "7"},
+		} {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: config.SystemNamespace, Name: name}, Data: data}
+			if err := c.Create(ctx, cm); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The store learns of the edits through a watch: poll, as a user
+		// retrying kubectl apply would.
+		var stored *servingv1.Service
+		err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			svc := zero.DeepCopy()
+			if err := c.Create(ctx, svc, client.DryRunAll); err != nil {
+				t.Logf("not yet: %v", err)
+				return false, nil
+			}
+			stored = svc
+			return ptr.Deref(svc.Spec.Template.Spec.TimeoutSeconds, 0) == 120, nil
+		})
+		if err != nil {
+			t.Fatalf("initial-scale 0 still refused, or config-defaults not applied, after the ConfigMaps changed: %v", err)
+		}
+		if got := ptr.Deref(stored.Spec.Template.Spec.ContainerConcurrency, -1); got != 7 {
+			t.Errorf("defaulted containerConcurrency = %d, want 7 from config-defaults", got)
+		}
+	})
+
 	t.Run("a Route whose percents do not add up is refused", func(t *testing.T) {
 		rt := &servingv1.Route{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "split"},
@@ -160,7 +200,16 @@ func startAPIServer(t *testing.T) client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Setup(mgr, DefaultConfig()); err != nil {
+	// Admission reads the store the controllers read, fed by the same
+	// watcher, as platform.SetupControlPlane wires it.
+	store, err := config.NewStore("localhost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	if err := Setup(mgr, FromStore(store)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
