@@ -140,6 +140,15 @@ func TestAdmissionThroughAPIServer(t *testing.T) {
 		}
 	})
 
+	t.Run("template annotations beyond Kubernetes' limit are refused naming the field", func(t *testing.T) {
+		big := service("big-annotation", bareSpec(corev1.Container{Image: image}))
+		big.Spec.Template.Annotations = map[string]string{"example.com/blob": strings.Repeat("x", 300<<10)}
+		err := c.Create(ctx, big)
+		if want := "spec.template.metadata.annotations: Too long: may not be more than 262144 bytes in all"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("create: err = %v\nwant it to contain %s", err, want)
+		}
+	})
+
 	t.Run("a Route whose percents do not add up is refused", func(t *testing.T) {
 		rt := &servingv1.Route{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "split"},

@@ -13,6 +13,8 @@ import (
 func validateRevision(r, old *servingv1.Revision, cfg Config) field.ErrorList {
 	meta := field.NewPath("metadata")
 	errs := validateObjectName(r.ObjectMeta, meta)
+	// Its own creator annotation is already among its annotations.
+	errs = append(errs, validateDerivedMetadata(r.Labels, r.Annotations, "", meta)...)
 	errs = append(errs, validateAutoscalingAnnotations(r.Annotations, meta.Child("annotations"), cfg)...)
 	if old != nil {
 		return append(errs, validateSpecImmutable(old.Spec, r.Spec, field.NewPath("spec"))...)

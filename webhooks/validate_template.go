@@ -12,6 +12,7 @@ import (
 func validateTemplate(t servingv1.RevisionTemplateSpec, parent metav1.ObjectMeta, path *field.Path, cfg Config) field.ErrorList {
 	meta := path.Child("metadata")
 	errs := validateRevisionName(t.ObjectMeta, parent, meta)
+	errs = append(errs, validateDerivedMetadata(t.Labels, t.Annotations, templateCreator(parent.Annotations), meta)...)
 	errs = append(errs, validateAutoscalingAnnotations(t.Annotations, meta.Child("annotations"), cfg)...)
 	return append(errs, validateRevisionSpec(t.Spec, path.Child("spec"), cfg)...)
 }

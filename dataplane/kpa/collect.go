@@ -23,8 +23,9 @@ import (
 const metricsPortName = "http-autometric"
 
 // Start runs the tick loop until ctx ends: every tick interval it records
-// each Revision's load and wakes its PodAutoscaler. It implements
-// manager.Runnable.
+// each Revision's load and wakes its PodAutoscaler. An edit of
+// config-autoscaler's tick-interval takes effect from the next tick. It
+// implements manager.Runnable.
 func (k *KPA) Start(ctx context.Context) error {
 	interval := k.config().TickInterval
 	ticker := time.NewTicker(interval)
@@ -35,6 +36,10 @@ func (k *KPA) Start(ctx context.Context) error {
 			return nil
 		case <-ticker.C:
 			k.tick(ctx)
+			if now := k.config().TickInterval; now != interval {
+				interval = now
+				ticker.Reset(interval)
+			}
 		}
 	}
 }

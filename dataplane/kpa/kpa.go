@@ -32,7 +32,11 @@ type KPA struct {
 
 // revision is one PodAutoscaler's autoscaling state.
 type revision struct {
-	mu          sync.Mutex
+	mu sync.Mutex
+	// config is the config-autoscaler snapshot spec was built from: the
+	// store swaps in a new one on every accepted edit, so a different
+	// pointer means the operator changed something.
+	config      *autoscaler.Config
 	annotations map[string]string
 	cc          int64
 	spec        autoscaler.Spec
@@ -88,7 +92,10 @@ func (k *KPA) Recommend(_ context.Context, pa *autoscalingv1alpha1.PodAutoscaler
 }
 
 // revision returns the state for pa, creating it or refreshing its spec
-// when the annotations, containerConcurrency or reachability changed.
+// when config-autoscaler, the annotations, containerConcurrency or
+// reachability changed. A refreshed decider keeps its metric windows, so an
+// operator's edit to config-autoscaler reaches running revisions at their
+// next tick without a restart or a cold decider.
 func (k *KPA) revision(pa *autoscalingv1alpha1.PodAutoscaler, now time.Time, ready int32) *revision {
 	key := types.NamespacedName{Namespace: pa.Namespace, Name: pa.Name}
 	k.mu.Lock()
@@ -102,11 +109,12 @@ func (k *KPA) revision(pa *autoscalingv1alpha1.PodAutoscaler, now time.Time, rea
 	rev.mu.Lock()
 	defer rev.mu.Unlock()
 	reachable := pa.Spec.Reachability != autoscalingv1alpha1.ReachabilityUnreachable
-	if ok && maps.Equal(rev.annotations, pa.Annotations) && rev.cc == pa.Spec.ContainerConcurrency && rev.spec.Scaler.Reachable == reachable {
+	cfg := k.config()
+	if ok && rev.config == cfg && maps.Equal(rev.annotations, pa.Annotations) && rev.cc == pa.Spec.ContainerConcurrency && rev.spec.Scaler.Reachable == reachable {
 		return rev
 	}
-	rev.annotations, rev.cc = maps.Clone(pa.Annotations), pa.Spec.ContainerConcurrency
-	rev.spec, rev.specErr = autoscaler.NewSpec(k.config(), pa.Annotations, pa.Spec.ContainerConcurrency)
+	rev.config, rev.annotations, rev.cc = cfg, maps.Clone(pa.Annotations), pa.Spec.ContainerConcurrency
+	rev.spec, rev.specErr = autoscaler.NewSpec(cfg, pa.Annotations, pa.Spec.ContainerConcurrency)
 	rev.spec.Scaler.Reachable = reachable
 	switch {
 	case rev.specErr != nil:

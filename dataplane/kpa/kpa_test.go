@@ -152,3 +152,34 @@ func TestPokeScalesFromZeroAtOnce(t *testing.T) {
 		t.Errorf("mode = %s, want Proxy until a replica is ready", rec.Mode)
 	}
 }
+
+// An operator's edit to config-autoscaler reaches a revision whose decider
+// is already running: with 30 in flight on one pod and no target
+// annotation, the default target 100 (70 per pod) wants 1 pod; once
+// container-concurrency-target-default is 10 (7 per pod), the very next
+// tick wants more, from the same decider and its windows.
+func TestConfigEditReachesRunningDecider(t *testing.T) {
+	clock := start
+	k := newKPA(t, &clock, statsServer(t, 30, 15))
+	cfg := autoscaler.DefaultConfig()
+	k.config = func() *autoscaler.Config { return cfg }
+	pa := newPA(map[string]string{"autoscaling.knative.dev/target-burst-capacity": "0"})
+	ctx := context.Background()
+	k.Recommend(ctx, pa, 1, 1)
+	decide := func() int32 {
+		clock = clock.Add(2 * time.Second)
+		k.tick(ctx)
+		return k.Recommend(ctx, pa, 1, 1).DesiredScale
+	}
+	if got := []int32{decide(), decide()}; got[1] != 1 {
+		t.Fatalf("with the default target: desired scale = %v, want 1", got)
+	}
+	edited, err := autoscaler.NewConfigFromMap(map[string]string{"container-concurrency-target-default": "10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = edited // what config.Store does on an accepted edit: a new snapshot
+	if got := decide(); got <= 1 {
+		t.Errorf("at the tick after config-autoscaler set the target to 10: desired scale = %d, want more than 1", got)
+	}
+}
