@@ -75,13 +75,16 @@ test-unit: ## pure-logic tests only, no control plane (nothing from ./bin, even 
 run: tools build ## knit, locally, embedded
 	$(BIN)/knit dev
 
-# Side by side in one run: the app direct, a bare httputil.ReverseProxy,
-# queue-proxy, ingress → queue-proxy, ingress → activator → queue-proxy,
-# then cold starts in knit dev. Writes docs/benchmarks.md (~2 minutes).
-# As root on Linux it adds the test cluster (make cluster): knit installed
-# by its chart, a cold start on real pods next to a plain pod of the same
-# image, and knit's idle footprint (~3 more minutes).
-bench: tools ## request-path and cold-start benchmarks → docs/benchmarks.md
+# Side by side in one run: the app direct, a bare httputil.ReverseProxy
+# (default and pooled transport), knit's queue-proxy, ingress →
+# queue-proxy, ingress → activator → queue-proxy, then as processes of
+# their own knit-queue, Knative's queue-proxy (make knative-queue) and the
+# pooled bare proxy, with their memory; then cold starts in knit dev.
+# Writes docs/benchmarks.md (~4 minutes). As root on Linux it adds the
+# test cluster (make cluster): knit installed by its chart, a cold start
+# on real pods next to a plain pod of the same image, and knit's idle
+# footprint (~3 more minutes); without it the last cluster section is kept.
+bench: tools knative-queue ## request-path and cold-start benchmarks → docs/benchmarks.md
 	@mkdir -p docs
 	@if [ "$$(uname -s)" = Linux ] && [ "$$(id -u)" = 0 ] && [ -z "$(BENCH_NO_CLUSTER)" ]; then \
 		$(MAKE) --no-print-directory cluster cluster-images helm && \
@@ -91,6 +94,22 @@ bench: tools ## request-path and cold-start benchmarks → docs/benchmarks.md
 		echo "bench: not root on Linux (or BENCH_NO_CLUSTER set): the cluster part is skipped"; \
 		go run ./hack/bench -bin-dir $(BIN) -out docs/benchmarks.md $(BENCH_FLAGS); \
 	fi
+
+# ---- Knative's queue-proxy, make bench's second reference ----
+# knative.dev/serving/cmd/queue at the release hack/knative/go.mod pins,
+# built in that module (never in knit's) from the Go module proxy into
+# $(TOOLS_CACHE) and linked to ./bin/knative-queue like the tools above,
+# with one file replaced so it listens on loopback only (hack/knative/build.sh).
+# The script's hash is in the command, so tools.sh's key changes with it.
+.PHONY: knative-queue clean-knative-queue
+
+knative-queue: ## Knative Serving's queue-proxy (pinned in hack/knative/go.mod) into ./bin, for make bench
+	@$(TOOL) knative-queue hack/knative knative-queue -- env KNATIVE_BUILD_SH=$(shell sha256sum hack/knative/build.sh | cut -c1-16) ./build.sh
+
+clean-tools: clean-knative-queue
+
+clean-knative-queue:
+	rm -f $(BIN)/knative-queue
 
 # ---- Helm chart (charts/knit) ----
 # Helm v3, pinned by hack/helm/go.mod (a `tool` line), built from the Go

@@ -9,10 +9,11 @@ import (
 )
 
 // BenchmarkProxy compares, at each concurrency, the trivial app reached
-// directly, through a bare httputil.ReverseProxy and through the
-// queue-proxy with every feature on (cc=0 and cc=10). ns/op is latency at
-// c1 and the inverse of throughput at c10 and c100. Compare within one
-// run: the app, the proxies and the load share the CPU.
+// directly, through a bare httputil.ReverseProxy (default and pooled
+// transport) and through the queue-proxy with every feature on (cc=0 and
+// cc=10). ns/op is latency at c1 and the inverse of throughput at c10 and
+// c100. Compare within one run: the app, the proxies and the load share
+// the CPU.
 func BenchmarkProxy(b *testing.B) {
 	targets, err := queuebench.Start()
 	if err != nil {

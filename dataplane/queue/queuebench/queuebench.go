@@ -1,9 +1,11 @@
 // Package queuebench sets up the side-by-side comparison `make bench` and
 // the queue package's Go benchmarks measure: one trivial app on loopback,
 // reached directly, through a bare httputil.ReverseProxy (the floor any
-// Go proxy starts from) and through knit's queue-proxy with every feature
-// on, at containerConcurrency 0 and 10. It also has a small closed-loop
-// load generator reporting throughput and latency percentiles.
+// Go proxy starts from: once with http.DefaultTransport's two idle
+// connections per host, once with a pool sized as a production proxy
+// sizes it) and through knit's queue-proxy with every feature on, at
+// containerConcurrency 0 and 10. It also has a small closed-loop load
+// generator reporting throughput and latency percentiles.
 //
 // It lives apart from package queue so the sidecar binary does not carry it.
 package queuebench
@@ -23,14 +25,16 @@ import (
 	"time"
 
 	"github.com/knitops/knit/dataplane/queue"
+	"github.com/knitops/knit/dataplane/queue/queuebench/bare"
 )
 
 // Target names, in the order Targets lists them.
 const (
-	Direct       = "direct"
-	ReverseProxy = "reverseproxy"
-	QueueCC0     = "queue-cc0"
-	QueueCC10    = "queue-cc10"
+	Direct             = "direct"
+	ReverseProxy       = "reverseproxy"
+	ReverseProxyPooled = "reverseproxy-pooled"
+	QueueCC0           = "queue-cc0"
+	QueueCC10          = "queue-cc10"
 )
 
 // AppBody is what the trivial app answers.
@@ -51,7 +55,7 @@ type Targets struct {
 	errs   chan error
 }
 
-// Start runs the app and the three proxies on loopback ports.
+// Start runs the app and the four proxies on loopback ports.
 func Start() (*Targets, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t := &Targets{cancel: cancel, errs: make(chan error, 4)}
@@ -72,11 +76,16 @@ func Start() (*Targets, error) {
 	appURL := &url.URL{Scheme: "http", Host: appAddr}
 	t.list = append(t.list, Target{Direct, appURL.String()})
 
-	bare, err := t.serve(httputil.NewSingleHostReverseProxy(appURL))
+	defaultAddr, err := t.serve(httputil.NewSingleHostReverseProxy(appURL))
 	if err != nil {
 		return fail(err)
 	}
-	t.list = append(t.list, Target{ReverseProxy, "http://" + bare})
+	t.list = append(t.list, Target{ReverseProxy, "http://" + defaultAddr})
+	pooled, err := t.serve(bare.NewPooled(appURL))
+	if err != nil {
+		return fail(err)
+	}
+	t.list = append(t.list, Target{ReverseProxyPooled, "http://" + pooled})
 
 	_, portStr, _ := net.SplitHostPort(appAddr)
 	userPort, _ := strconv.Atoi(portStr)
