@@ -4,12 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,6 +31,14 @@ type options struct {
 	binDir      string
 	out         string
 	cpuProfile  string
+	// knativeQueue is Knative's queue-proxy binary; empty skips its paths.
+	knativeQueue string
+	queueProfile string
+}
+
+// measures reports whether the path named name is measured (-paths).
+func (o options) measures(name string) bool {
+	return len(o.only) == 0 || slices.Contains(o.only, name)
 }
 
 func parseFlags() (options, error) {
@@ -48,7 +54,9 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.clusterRuns, "cluster-runs", 5, "cold starts and plain pod starts to time on the cluster")
 	flag.StringVar(&o.binDir, "bin-dir", "bin", "where `make tools` put kube-apiserver, etcd and kubectl")
 	flag.StringVar(&o.out, "out", "docs/benchmarks.md", "markdown report to write (empty: print only)")
-	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the request-path part (proxies and load generator) here")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the request-path part (the in-process proxies and load generator) here")
+	flag.StringVar(&o.knativeQueue, "knative-queue", "", "Knative's queue-proxy binary (make knative-queue); default <bin-dir>/knative-queue, \"off\" skips its paths")
+	flag.StringVar(&o.queueProfile, "queue-profile", "", "after the measurement, profile one more knit-queue process under load at c10 and write its CPU and allocation profiles to this directory")
 	flag.Parse()
 	for _, f := range strings.Split(*conc, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -65,6 +73,22 @@ func parseFlags() (options, error) {
 			o.only = append(o.only, name)
 		}
 	}
+	switch o.knativeQueue {
+	case "off":
+		o.knativeQueue = ""
+	case "":
+		o.knativeQueue = filepath.Join(o.binDir, "knative-queue")
+		fallthrough
+	default:
+		if _, err := os.Stat(o.knativeQueue); err != nil {
+			return o, fmt.Errorf("-knative-queue: %w (make knative-queue builds it; -knative-queue off skips Knative's paths)", err)
+		}
+		abs, err := filepath.Abs(o.knativeQueue)
+		if err != nil {
+			return o, err
+		}
+		o.knativeQueue = abs
+	}
 	if o.slices < 1 || o.duration <= 0 || o.maxRequests < o.slices || o.coldRuns < 0 {
 		return o, fmt.Errorf("-slices, -duration and -max-requests must be positive, -cold-runs not negative")
 	}
@@ -72,7 +96,11 @@ func parseFlags() (options, error) {
 }
 
 func pathNames() []string {
-	return []string{queuebench.Direct, queuebench.ReverseProxy, queuebench.QueueCC0, queuebench.QueueCC10, pathIngressQueue, pathIngressActivator}
+	return []string{
+		queuebench.Direct, queuebench.ReverseProxy, queuebench.ReverseProxyPooled, queuebench.QueueCC0, queuebench.QueueCC10,
+		pathIngressQueue, pathIngressActivator,
+		pathProcBare, pathProcKnitCC0, pathProcKnativeCC0, pathProcKnitCC10, pathProcKnativeCC10,
+	}
 }
 
 func main() {
@@ -102,11 +130,9 @@ func run(ctx context.Context, o options) error {
 	}
 	rep := &report{machine: readMachine(root), opts: o}
 
-	cells, err := measurePaths(ctx, o, os.Stderr)
-	if err != nil {
+	if rep.request, err = measureRequestPath(ctx, root, o, os.Stderr); err != nil {
 		return err
 	}
-	rep.cells = cells
 	if o.coldRuns > 0 {
 		if rep.cold, err = measureColdStart(ctx, root, binDir, o.coldRuns, os.Stderr); err != nil {
 			return fmt.Errorf("cold start: %w", err)
@@ -115,6 +141,12 @@ func run(ctx context.Context, o options) error {
 	if o.cluster != "" {
 		if rep.cluster, err = measureCluster(ctx, root, binDir, o.cluster, o.clusterRuns, os.Stderr); err != nil {
 			return fmt.Errorf("cluster: %w", err)
+		}
+	}
+	if rep.cluster == nil && o.out != "" {
+		// Keep the last cluster measurement rather than drop it.
+		if old, err := os.ReadFile(o.out); err == nil {
+			rep.carriedCluster = carriedCluster(string(old))
 		}
 	}
 	rep.elapsed = time.Since(began)
@@ -128,63 +160,6 @@ func run(ctx context.Context, o options) error {
 		fmt.Fprintf(os.Stderr, "bench: wrote %s in %s\n", o.out, rep.elapsed.Round(time.Second))
 	}
 	return nil
-}
-
-// cell is one path at one concurrency.
-type cell struct {
-	path        path
-	concurrency int
-	result      queuebench.Result
-}
-
-// measurePaths loads every path at every concurrency. Within one
-// concurrency the paths take turns, slice by slice, so a slow minute on
-// a shared machine hits them all alike.
-func measurePaths(ctx context.Context, o options, progress io.Writer) ([]cell, error) {
-	p, err := startPaths()
-	if err != nil {
-		return nil, err
-	}
-	defer p.close()
-	list := slices.DeleteFunc(slices.Clone(p.list), func(pa path) bool {
-		return len(o.only) > 0 && !slices.Contains(o.only, pa.name)
-	})
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return nil, err
-		}
-		defer pprof.StopCPUProfile()
-	}
-	var cells []cell
-	for _, c := range o.concurrency {
-		runs := make([][]queuebench.Result, len(list))
-		for range o.slices {
-			for i, pa := range list {
-				r, err := queuebench.Run(ctx, queuebench.LoadSpec{
-					URL: pa.url, Host: pa.host, Concurrency: c,
-					Duration: o.duration / time.Duration(o.slices), MaxRequests: o.maxRequests / o.slices, Warmup: o.warmup,
-				})
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", pa.label, err)
-				}
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				runs[i] = append(runs[i], r)
-			}
-		}
-		for i, pa := range list {
-			r := queuebench.Merge(runs[i])
-			cells = append(cells, cell{path: pa, concurrency: c, result: r})
-			fmt.Fprintf(progress, "c%-4d %-34s %s\n", c, pa.label, r)
-		}
-	}
-	return cells, nil
 }
 
 // moduleRoot is the directory of the main module's go.mod.

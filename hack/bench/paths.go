@@ -20,6 +20,7 @@ import (
 	"github.com/knitops/knit/dataplane/activator"
 	"github.com/knitops/knit/dataplane/ingress"
 	"github.com/knitops/knit/dataplane/queue/queuebench"
+	"github.com/knitops/knit/dataplane/queue/queuebench/bare"
 )
 
 // Paths to the app beyond queuebench's, and the Revisions the ingress
@@ -43,23 +44,39 @@ type path struct {
 	label string // the report's name for it
 	url   string
 	host  string // the Host header; empty for the URL's
+	// proc is set for a proxy running as a process of its own.
+	proc bool
+	// cc is a queue-proxy's containerConcurrency.
+	cc int
+	// peer is the Knative queue-proxy path a knit one is compared with.
+	peer string
 }
 
 var labels = map[string]string{
-	queuebench.Direct:       "direct",
-	queuebench.ReverseProxy: "bare httputil.ReverseProxy",
-	queuebench.QueueCC0:     "queue-proxy, cc=0",
-	queuebench.QueueCC10:    "queue-proxy, cc=10",
-	pathIngressQueue:        "ingress → queue-proxy",
-	pathIngressActivator:    "ingress → activator → queue-proxy",
+	queuebench.Direct:             "direct",
+	queuebench.ReverseProxy:       "bare ReverseProxy, default transport (2 idle conns)",
+	queuebench.ReverseProxyPooled: fmt.Sprintf("bare ReverseProxy, pooled (%d idle conns)", bare.PooledIdleConns),
+	queuebench.QueueCC0:           "knit queue-proxy, cc=0",
+	queuebench.QueueCC10:          "knit queue-proxy, cc=10",
+	pathIngressQueue:              "ingress → knit queue-proxy",
+	pathIngressActivator:          "ingress → activator → knit queue-proxy",
+	pathProcBare:                  fmt.Sprintf("bareproxy, pooled (%d idle conns)", bare.PooledIdleConns),
+	pathProcKnitCC0:               "knit-queue, cc=0",
+	pathProcKnativeCC0:            "Knative queue-proxy " + knativeVersion + ", cc=0",
+	pathProcKnitCC10:              "knit-queue, cc=10",
+	pathProcKnativeCC10:           "Knative queue-proxy " + knativeVersion + ", cc=10",
 }
 
-// paths are the servers behind every path, all in this process on
-// loopback; close stops them.
+// knativeVersion is the knative.dev/serving release hack/knative builds.
+const knativeVersion = "v0.42.2"
+
+// paths are the servers behind every path, on loopback: in this process,
+// and the proxy processes once startProcs ran; close stops them all.
 type paths struct {
 	list    []path
 	targets *queuebench.Targets
 	servers []*http.Server
+	procs   []*proxyProc
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 }
@@ -152,8 +169,11 @@ func (p *paths) serve(h http.Handler) (string, error) {
 	return ln.Addr().String(), nil
 }
 
-// close stops every server and waits for their goroutines.
+// close stops every server and process and waits for their goroutines.
 func (p *paths) close() error {
+	for _, pr := range p.procs {
+		pr.stop()
+	}
 	for _, srv := range p.servers {
 		srv.Close()
 	}

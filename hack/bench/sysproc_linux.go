@@ -8,3 +8,9 @@ import "syscall"
 func devSysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 }
+
+// proxySysProcAttr is devSysProcAttr for the proxy processes, killed
+// outright if the bench dies: nothing they do on the way out matters.
+func proxySysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}

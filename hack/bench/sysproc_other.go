@@ -9,3 +9,8 @@ import "syscall"
 func devSysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
+
+// proxySysProcAttr is devSysProcAttr for the proxy processes.
+func proxySysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}

@@ -1,0 +1,320 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/knitops/knit/dataplane/queue/queuebench"
+)
+
+// Paths through proxies that run as processes of their own, as a
+// queue-proxy runs beside its app in a pod: knit's knit-queue, Knative's
+// queue-proxy and the pooled bare proxy. They share the in-process app
+// and load generator with every other path.
+const (
+	pathProcBare        = "proc-bare-pooled"
+	pathProcKnitCC0     = "proc-knit-cc0"
+	pathProcKnativeCC0  = "proc-knative-cc0"
+	pathProcKnitCC10    = "proc-knit-cc10"
+	pathProcKnativeCC10 = "proc-knative-cc10"
+)
+
+// Time limits of the process paths; none is reached when things work.
+const (
+	procReadyTimeout = 10 * time.Second
+	// memSettle is the quiet before a process's memory is read.
+	memSettle = time.Second
+)
+
+// proxyProc is one proxy process.
+type proxyProc struct {
+	path    path
+	cmd     *exec.Cmd
+	logPath string
+	exited  chan error
+	// bin is the executable, whose size the memory table shows.
+	bin string
+	// probe is the header of a readiness check the proxy answers itself;
+	// nil for the bare proxy, which is ready when the app answers.
+	probe http.Header
+}
+
+// procMemory is what one proxy process held, idle after its start and
+// idle again after the whole load.
+type procMemory struct {
+	path          path
+	binBytes      int64
+	start, loaded memUsage
+}
+
+// procSpecs are the process paths. knit-queue and Knative's queue-proxy
+// get the same environment, Knative's contract for a revision's
+// queue-proxy (which knit-queue reads too).
+func procSpecs(bareProxy, knitQueue, knativeQueue, appURL string) ([]*proxyProc, error) {
+	_, appPort, err := net.SplitHostPort(strings.TrimPrefix(appURL, "http://"))
+	if err != nil {
+		return nil, fmt.Errorf("app URL %q: %w", appURL, err)
+	}
+	queueProbe := http.Header{"K-Network-Probe": {"queue"}}
+	bareAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	procs := []*proxyProc{{
+		path: path{name: pathProcBare, label: labels[pathProcBare], url: "http://" + bareAddr, proc: true},
+		cmd:  exec.Command(bareProxy, "-listen", bareAddr, "-upstream", appURL),
+		bin:  bareProxy,
+	}}
+	for _, q := range []struct {
+		name, bin, kind string
+		cc              int
+	}{
+		{pathProcKnitCC0, knitQueue, "knit", 0},
+		{pathProcKnativeCC0, knativeQueue, "knative", 0},
+		{pathProcKnitCC10, knitQueue, "knit", 10},
+		{pathProcKnativeCC10, knativeQueue, "knative", 10},
+	} {
+		if q.bin == "" {
+			continue
+		}
+		env, addr, err := queueEnv(appPort, q.cc)
+		if err != nil {
+			return nil, err
+		}
+		cmd := execCommand(q.bin, env)
+		pa := path{name: q.name, label: labels[q.name], url: "http://" + addr, proc: true, cc: q.cc}
+		if q.kind == "knit" && knativeQueue != "" {
+			pa.peer = map[int]string{0: pathProcKnativeCC0, 10: pathProcKnativeCC10}[q.cc]
+		}
+		procs = append(procs, &proxyProc{path: pa, cmd: cmd, bin: q.bin, probe: queueProbe})
+	}
+	return procs, nil
+}
+
+// queueEnv is the environment Knative's revision reconciler gives a
+// queue-proxy with Knative's default config maps (config-observability:
+// Prometheus request metrics, no request log, no tracing, no profiling;
+// config-logging's zap config at info), the Revision's defaults
+// (timeoutSeconds 300) plus a response-start and an idle timeout so all
+// three timeouts are armed, and the TCP readiness probe Knative defaults
+// for the user container; the pod's names are made up. QUEUE_LISTEN_HOST,
+// QUEUE_ADMIN_PORT and QUEUE_METRICS_PORT are knit's knobs for what
+// hack/knative/loopback/servers.go fixes in Knative's build: loopback
+// only, free admin and metrics ports. It returns the serving address.
+func queueEnv(appPort string, cc int) ([]string, string, error) {
+	var ports [2]string
+	for i := range ports {
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, "", err
+		}
+		_, ports[i], _ = net.SplitHostPort(addr)
+	}
+	env := []string{
+		"SERVING_NAMESPACE=bench",
+		"SERVING_SERVICE=app",
+		"SERVING_CONFIGURATION=app",
+		"SERVING_REVISION=app-00001",
+		"SERVING_POD=app-00001-deployment-5d8f9c7b6-bench",
+		"SERVING_POD_IP=127.0.0.1",
+		"QUEUE_SERVING_PORT=" + ports[0],
+		"QUEUE_SERVING_TLS_PORT=" + ports[1], // no certificate mounted: never listened on
+		"USER_PORT=" + appPort,
+		"CONTAINER_CONCURRENCY=" + strconv.Itoa(cc),
+		"REVISION_TIMEOUT_SECONDS=300",
+		"REVISION_RESPONSE_START_TIMEOUT_SECONDS=60",
+		"REVISION_IDLE_TIMEOUT_SECONDS=60",
+		`SERVING_READINESS_PROBE={"tcpSocket":{"port":` + appPort + `,"host":"127.0.0.1"},"successThreshold":1}`,
+		"SERVING_LOGGING_CONFIG=" + knativeZapConfig,
+		"SERVING_LOGGING_LEVEL=info",
+		"SERVING_REQUEST_LOG_TEMPLATE=",
+		"SERVING_ENABLE_REQUEST_LOG=false",
+		"SERVING_ENABLE_PROBE_REQUEST_LOG=false",
+		"SERVING_REQUEST_METRICS_BACKEND=prometheus",
+		"SERVING_REQUEST_METRICS_REPORTING_PERIOD_SECONDS=5",
+		"METRICS_DOMAIN=knative.dev/internal/serving",
+		"METRICS_COLLECTOR_ADDRESS=",
+		"METRICS_PROMETHEUS_HOST=127.0.0.1", // Knative's request-metrics exporter, port 9091
+		"SYSTEM_NAMESPACE=knative-serving",
+		"TRACING_CONFIG_BACKEND=none",
+		"TRACING_CONFIG_ZIPKIN_ENDPOINT=",
+		"TRACING_CONFIG_DEBUG=false",
+		"TRACING_CONFIG_SAMPLE_RATE=0.1",
+		"ENABLE_PROFILING=false",
+		"ENABLE_HTTP2_AUTO_DETECTION=false",
+		"ENABLE_HTTP_FULL_DUPLEX=false",
+		"ENABLE_MULTI_CONTAINER_PROBES=false",
+		"HOST_IP=127.0.0.1",
+		"ROOT_CA=",
+		"QUEUE_LISTEN_HOST=127.0.0.1",
+		"QUEUE_ADMIN_PORT=0",
+		"QUEUE_METRICS_PORT=0",
+	}
+	return env, net.JoinHostPort("127.0.0.1", ports[0]), nil
+}
+
+// execCommand runs bin with exactly env.
+func execCommand(bin string, env []string) *exec.Cmd {
+	cmd := exec.Command(bin)
+	cmd.Env = env
+	return cmd
+}
+
+// knativeZapConfig is config-logging's zap-logger-config as Knative
+// ships it.
+const knativeZapConfig = `{"level": "info", "development": false, "outputPaths": ["stdout"], "errorOutputPaths": ["stderr"], "encoding": "json",` +
+	` "encoderConfig": {"timeKey": "timestamp", "levelKey": "severity", "nameKey": "logger", "callerKey": "caller", "messageKey": "message",` +
+	` "stacktraceKey": "stacktrace", "lineEnding": "", "levelEncoder": "", "timeEncoder": "iso8601", "durationEncoder": "", "callerEncoder": ""}}`
+
+// start runs the process with its output in dir and waits until it
+// answers: its own readiness check if it has one, then a GET of the app.
+func (p *proxyProc) start(ctx context.Context, dir string) error {
+	p.logPath = filepath.Join(dir, p.path.name+".log")
+	log, err := os.Create(p.logPath)
+	if err != nil {
+		return err
+	}
+	defer log.Close() // the child holds its own descriptor
+	p.cmd.Stdout, p.cmd.Stderr = log, log
+	p.cmd.SysProcAttr = proxySysProcAttr()
+	if err := p.cmd.Start(); err != nil {
+		return fmt.Errorf("%s: %w", p.path.label, err)
+	}
+	p.exited = make(chan error, 1)
+	go func() { p.exited <- p.cmd.Wait() }()
+
+	deadline := time.Now().Add(procReadyTimeout)
+	var last error
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-p.exited:
+			p.exited <- err
+			return p.explain(fmt.Errorf("exited before it answered: %v", err))
+		default:
+		}
+		if last = p.check(deadline); last == nil {
+			return nil
+		}
+		if err := sleep(ctx, 10*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	return p.explain(fmt.Errorf("not answering within %s: %w", procReadyTimeout, last))
+}
+
+// check sends the readiness check, if any, and one GET of the app.
+func (p *proxyProc) check(deadline time.Time) error {
+	if p.probe != nil {
+		if err := get(p.path.url, p.probe, deadline); err != nil {
+			return fmt.Errorf("readiness check: %w", err)
+		}
+	}
+	return get(p.path.url, nil, deadline)
+}
+
+// get sends one GET and wants 200.
+func get(url string, header http.Header, deadline time.Time) error {
+	req, err := queuebench.NewRequest(url, "", header)
+	if err != nil {
+		return err
+	}
+	c := queuebench.NewConn(req, deadline)
+	defer c.Close()
+	return c.Do()
+}
+
+// stop kills the process: nothing it would do on SIGTERM is measured,
+// and Knative's queue-proxy drains for 30 s.
+func (p *proxyProc) stop() {
+	if p.cmd.Process == nil || p.exited == nil {
+		return
+	}
+	_ = p.cmd.Process.Kill()
+	err := <-p.exited
+	p.exited <- err
+}
+
+// memory reads the process's memory now.
+func (p *proxyProc) memory() (memUsage, error) {
+	select {
+	case err := <-p.exited:
+		p.exited <- err
+		return memUsage{}, p.explain(fmt.Errorf("exited: %v", err))
+	default:
+	}
+	return readMemUsage(p.cmd.Process.Pid)
+}
+
+// explain names the process and adds the end of its log to err.
+func (p *proxyProc) explain(err error) error {
+	data, _ := os.ReadFile(p.logPath)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	return fmt.Errorf("%s: %w\n--- last lines of its log:\n%s", p.path.label, err, strings.Join(lines[max(0, len(lines)-20):], "\n"))
+}
+
+// startProcs starts every proxy process and reads their memory once all
+// answer; on error it stops the ones it started.
+func startProcs(ctx context.Context, procs []*proxyProc, dir string) ([]procMemory, error) {
+	stopAll := func() {
+		for _, p := range procs {
+			p.stop()
+		}
+	}
+	for _, p := range procs {
+		if err := p.start(ctx, dir); err != nil {
+			stopAll()
+			return nil, err
+		}
+	}
+	mem, err := readProcsMemory(ctx, procs, nil)
+	if err != nil {
+		stopAll()
+		return nil, err
+	}
+	return mem, nil
+}
+
+// readProcsMemory waits memSettle and reads every process's memory, into
+// the start column (mem nil) or the loaded one.
+func readProcsMemory(ctx context.Context, procs []*proxyProc, mem []procMemory) ([]procMemory, error) {
+	if err := sleep(ctx, memSettle); err != nil {
+		return nil, err
+	}
+	first := mem == nil
+	if first {
+		mem = make([]procMemory, len(procs))
+	}
+	var errs []error
+	for i, p := range procs {
+		u, err := p.memory()
+		if errors.Is(err, errNoProc) {
+			u = memUsage{} // not Linux: the table says so
+		} else if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if first {
+			mem[i] = procMemory{path: p.path, binBytes: fileSize(p.bin), start: u}
+		} else {
+			mem[i].loaded = u
+		}
+	}
+	return mem, errors.Join(errs...)
+}
+
+func fileSize(name string) int64 {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
