@@ -173,11 +173,11 @@ pack = $(IMGBUILD) -ref $(2) $(if $(filter 1,$(PUSH)),-push,-out $(IMAGES_DIR)/$
 
 .PHONY: image-tool images example-images
 
-image-tool: ## bin/imgbuild (packs images) and bin/pause (the test cluster's sandbox program), from hack/images
-	@$(TOOL) images hack/images "imgbuild pause" -- \
-		sh -c 'CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$$OUT/" ./cmd/imgbuild ./cmd/pause'
+image-tool: ## bin/imgbuild (packs images), bin/pause (the test cluster's sandbox program) and bin/knit-builder, from hack/images
+	@$(TOOL) images hack/images "imgbuild pause knit-builder" -- \
+		sh -c 'CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$$OUT/" ./cmd/imgbuild ./cmd/pause ./cmd/knit-builder'
 
-images: image-tool ## knit, knit-queue and knit-gitserver images: tarballs in bin/images, or pushed (IMAGE_REPO, IMAGE_TAG, PUSH)
+images: image-tool toolchain-image ## knit, knit-queue, knit-gitserver and knit-toolchain images: tarballs in bin/images, or pushed (IMAGE_REPO, IMAGE_TAG, PUSH)
 	@if [ "$(PUSH)" = 1 ] && [ "$(IMAGE_REPO)" = knit.local ]; then echo "knit.local is not a registry: set IMAGE_REPO to push"; exit 1; fi
 	@mkdir -p $(IMAGES_BUILD)
 	$(STATIC_BUILD) -o $(IMAGES_BUILD)/ ./cmd/knit ./cmd/knit-queue
@@ -185,6 +185,27 @@ images: image-tool ## knit, knit-queue and knit-gitserver images: tarballs in bi
 	@$(call pack,knit-queue,$(IMAGE_REPO)/knit-queue:$(IMAGE_TAG),-file $(IMAGES_BUILD)/knit-queue:/knit-queue -entrypoint /knit-queue)
 	@$(call pack,knit-gitserver,$(IMAGE_REPO)/knit-gitserver:$(IMAGE_TAG),-file $(IMAGES_BUILD)/knit:/knit \
 		$(addprefix -file ,$(GIT_FILES)) -env PATH=/usr/bin:/usr/lib/git-core -entrypoint /knit)
+
+# The toolchain image build Jobs run (values build.*): this machine's Go,
+# without its tests, test data and docs, and knit-builder, with git (and
+# git-remote-http's libraries) for fetching the commit. Packed again only
+# when Go, knit-builder or the name changed: it is ~200 MB.
+GO_ROOT      := $(shell go env GOROOT)
+GO_VERSION   := $(shell go env GOVERSION)
+TOOLCHAIN_FILES := /usr/bin/git /usr/lib/git-core/git /usr/lib/git-core/git-remote-http /usr/share/git-core/templates
+.PHONY: toolchain-image
+toolchain-image: image-tool ## knit-toolchain: Go and knit-builder, what in-cluster builds of ko:// images run
+	@stamp="$(GO_VERSION) $$(sha256sum $(BIN)/knit-builder | cut -c1-16) $(IMAGE_REPO) $(IMAGE_TAG) $(PUSH)"; \
+	if [ "$(PUSH)" = 1 ] || [ "$$(cat $(IMAGES_DIR)/knit-toolchain.stamp 2>/dev/null)" != "$$stamp" ]; then \
+		echo "packing knit-toolchain ($(GO_VERSION))"; \
+		rm -rf $(IMAGES_BUILD)/goroot && mkdir -p $(IMAGES_BUILD)/goroot && \
+		tar -C $(GO_ROOT) --exclude=./test --exclude=./api --exclude=./doc --exclude=./misc \
+			--exclude=testdata --exclude='*_test.go' -cf - . | tar -C $(IMAGES_BUILD)/goroot -xf - && \
+		$(call pack,knit-toolchain,$(IMAGE_REPO)/knit-toolchain:$(IMAGE_TAG),-file $(BIN)/knit-builder:/knit-builder \
+			-file $(IMAGES_BUILD)/goroot:/usr/local/go $(addprefix -file ,$(TOOLCHAIN_FILES)) \
+			-env PATH=/usr/local/go/bin:/usr/bin:/usr/lib/git-core -env GOTOOLCHAIN=local -entrypoint /knit-builder) && \
+		rm -rf $(IMAGES_BUILD)/goroot && echo "$$stamp" >$(IMAGES_DIR)/knit-toolchain.stamp; \
+	fi
 
 example-images: image-tool ## $(IMAGE_REPO)/examples/helloworld:latest (bin/images/helloworld.tar, or pushed)
 	@mkdir -p $(IMAGES_BUILD)
@@ -199,7 +220,7 @@ example-images: image-tool ## $(IMAGE_REPO)/examples/helloworld:latest (bin/imag
 # `make cluster-down` removes everything it added to the machine.
 CLUSTER_STATE      ?= $(CURDIR)/.cluster
 CLUSTER_DOWN_FLAGS ?=
-CLUSTER_IMAGES     := knit knit-queue knit-gitserver helloworld
+CLUSTER_IMAGES     := knit knit-queue knit-gitserver knit-toolchain helloworld
 
 .PHONY: cluster-tools cluster cluster-down cluster-images
 
@@ -212,6 +233,7 @@ cluster-tools: tools image-tool ## containerd, containerd-shim-runc-v2, ctr and 
 			github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
 			github.com/containerd/containerd/v2/cmd/ctr'
 	@$(TOOL) coredns hack/coredns coredns -- sh -c 'CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$$OUT/coredns" .'
+	@$(TOOL) registry hack/registry registry -- sh -c 'CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$$OUT/registry" .'
 
 cluster: cluster-tools ## start the test cluster (idempotent: starts only what is not running) and print its KUBECONFIG
 	KNIT_K8S_BIN=$(BIN) hack/cluster/up.sh $(CLUSTER_STATE)

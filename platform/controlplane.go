@@ -22,6 +22,7 @@ import (
 	"github.com/knitops/knit/controllers/route"
 	"github.com/knitops/knit/controllers/serverlessservice"
 	"github.com/knitops/knit/controllers/service"
+	"github.com/knitops/knit/gitsync/build"
 	"github.com/knitops/knit/gitsync/events"
 	gitsource "github.com/knitops/knit/gitsync/source"
 	"github.com/knitops/knit/webhooks"
@@ -47,6 +48,11 @@ type ControlPlaneOptions struct {
 	QueueEnv []corev1.EnvVar
 	// GitCache keeps fetched repositories for the GitRepository reconciler.
 	GitCache *gitsource.Cache
+	// Builds, when set, builds ko:// images of Git commits in Jobs and
+	// pushes them to a registry (cluster mode); nil leaves ko:// images to
+	// a runtime that builds them itself (knit dev). The manager's cache
+	// must hold Jobs of Builds.Namespace.
+	Builds *build.Config
 	// GitTriggers wakes a repository at once; nil when pushes reach the
 	// reconciler through the API instead (the requested-at annotation).
 	GitTriggers <-chan event.GenericEvent
@@ -91,7 +97,11 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 		{"route", func() error { return route.SetupWithManager(mgr, opts.Store, opts.URLPort) }},
 		{"revision-gc", func() error { return gc.SetupWithManager(mgr, opts.Store) }},
 		{"gitrepository", func() error {
-			return gitrepository.SetupWithManager(mgr, gitrepository.Options{Cache: opts.GitCache, Announcer: announcer, Triggers: opts.GitTriggers})
+			builder, err := newBuilder(mgr, opts.Builds)
+			if err != nil {
+				return err
+			}
+			return gitrepository.SetupWithManager(mgr, gitrepository.Options{Cache: opts.GitCache, Announcer: announcer, Triggers: opts.GitTriggers, Builder: builder})
 		}},
 		{"announce", func() error { return announcer.SetupWithManager(mgr) }},
 		{"pullrequest", func() error { return pullrequest.SetupWithManager(mgr, pullrequest.Options{Announcer: announcer}) }},
@@ -127,4 +137,12 @@ func (cp *ControlPlane) Close() {
 	if err := cp.Dispatcher.Close(ctx); err != nil {
 		slog.Warn("Events not delivered before exit", "err", err)
 	}
+}
+
+// newBuilder is the builds' Builder, nil when cfg is.
+func newBuilder(mgr ctrl.Manager, cfg *build.Config) (*build.Builder, error) {
+	if cfg == nil {
+		return nil, nil
+	}
+	return build.New(mgr.GetClient(), mgr.GetAPIReader(), *cfg)
 }

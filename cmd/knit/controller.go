@@ -32,6 +32,8 @@ func runController(ctx context.Context, args []string, _, stderr io.Writer) erro
 	fs.SetOutput(stderr)
 	var f componentFlags
 	f.register(fs, true, false)
+	var builds buildFlags
+	builds.register(fs)
 	queueImage := fs.String("queue-image", "", "queue-proxy sidecar `image` (its entrypoint is knit-queue); required")
 	domain := fs.String("domain", "svc.cluster.local", "Route `domain` when config-domain names none")
 	cacheDir := fs.String("cache-dir", filepath.Join(os.TempDir(), "knit"), "`directory` for fetched Git repositories")
@@ -43,6 +45,10 @@ func runController(ctx context.Context, args []string, _, stderr io.Writer) erro
 	}
 	if *queueImage == "" {
 		return errors.New("--queue-image is required: the image every revision's queue-proxy sidecar runs")
+	}
+	buildConfig, err := builds.config()
+	if err != nil {
+		return err
 	}
 	setupLogging(stderr, f.verbosity)
 	cfg, err := restConfig(f.kubeconfig)
@@ -62,6 +68,9 @@ func runController(ctx context.Context, args []string, _, stderr io.Writer) erro
 		return err
 	}
 	mgr, err := f.newManager("knit-controller", func(o *ctrl.Options) {
+		if buildConfig != nil {
+			cacheJobs(&o.Cache, buildConfig.Namespace)
+		}
 		o.WebhookServer = webhook.NewServer(webhook.Options{Port: *webhookPort, TLSOpts: []func(*tls.Config){
 			func(c *tls.Config) { c.GetCertificate = certManager.GetCertificate },
 		}})
@@ -75,7 +84,7 @@ func runController(ctx context.Context, args []string, _, stderr io.Writer) erro
 	}
 	cp, err := platform.SetupControlPlane(mgr, platform.ControlPlaneOptions{
 		Store: store, QueueImage: *queueImage, GitCache: &gitsource.Cache{Dir: filepath.Join(*cacheDir, "git")},
-		Webhooks: true, Logger: slog.Default(),
+		Webhooks: true, Logger: slog.Default(), Builds: buildConfig,
 	})
 	if err != nil {
 		return err

@@ -54,6 +54,7 @@ func TestClusterJourney(t *testing.T) {
 		{"a new controller leader rolls out", j.leaderFailover},
 		{"git push deploys", j.gitPush},
 		{"a forge webhook reaches the controller", j.webhook},
+		{"git push of code builds it in the cluster", j.buildOnPush},
 		{"helm uninstall", j.uninstall},
 	}
 	for _, s := range steps {

@@ -111,6 +111,9 @@ func (b *Builder) start(ctx context.Context, r Request, key, credentials string,
 		data = secret.Data
 		r.Credentials = JobName(key) + "-source"
 	}
+	if err := b.ensureCache(ctx); err != nil {
+		return knitv1alpha1.BuildStatus{}, err
+	}
 	job := Job(b.cfg, r, key)
 	if err := b.client.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
 		return knitv1alpha1.BuildStatus{}, fmt.Errorf("create build Job %s: %w", job.Name, err)
@@ -126,6 +129,28 @@ func (b *Builder) start(ctx context.Context, r Request, key, credentials string,
 		st.StartTime = prev.StartTime
 	}
 	return st, nil
+}
+
+// ensureCache creates the cache claim when it is missing. It has no owner:
+// like a StatefulSet's claims it outlives knit, and deleting it by hand
+// drops the caches.
+func (b *Builder) ensureCache(ctx context.Context) error {
+	if b.cfg.CacheClaim == "" {
+		return nil
+	}
+	key := client.ObjectKey{Namespace: b.cfg.Namespace, Name: b.cfg.CacheClaim}
+	err := b.reader.Get(ctx, key, &corev1.PersistentVolumeClaim{})
+	if !apierrors.IsNotFound(err) {
+		if err != nil {
+			return fmt.Errorf("get the build cache claim %s: %w", key, err)
+		}
+		return nil
+	}
+	if err := b.client.Create(ctx, CacheClaim(b.cfg)); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create the build cache claim %s: %w", key, err)
+	}
+	log.FromContext(ctx).Info("Created the build cache claim", "claim", key.String(), "size", b.cfg.CacheSize)
+	return nil
 }
 
 func (b *Builder) copyCredentials(ctx context.Context, job *batchv1.Job, name string, data map[string][]byte) error {

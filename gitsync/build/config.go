@@ -32,8 +32,11 @@ type Config struct {
 	GoProxy string
 	// CacheClaim is a PersistentVolumeClaim in Namespace holding the
 	// module and build caches, so a second build downloads nothing; empty
-	// gives each build an empty cache.
-	CacheClaim string
+	// gives each build an empty cache. The Builder creates it (CacheSize,
+	// CacheStorageClass) before the first build when it is missing, as a
+	// StatefulSet creates its claims: a claim in the chart would hold
+	// `helm install --wait` forever on a WaitForFirstConsumer class.
+	CacheClaim, CacheSize, CacheStorageClass string
 	// ServiceAccount runs the build pods; it needs no API rights.
 	ServiceAccount string
 	// Platform is os/arch of the images, the nodes' platform.
@@ -65,7 +68,7 @@ func (c *Config) Validate() error {
 	if c.Registry == "" {
 		errs = append(errs, errors.New("build registry is required"))
 	}
-	for name, v := range map[string]string{"cpu": c.CPU, "memory": c.Memory, "memory limit": c.MemoryLimit} {
+	for name, v := range map[string]string{"cpu": c.CPU, "memory": c.Memory, "memory limit": c.MemoryLimit, "cache size": c.CacheSize} {
 		if _, err := resource.ParseQuantity(v); v != "" && err != nil {
 			errs = append(errs, fmt.Errorf("build %s %q: %w", name, v, err))
 		}
@@ -82,6 +85,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Platform == "" {
 		c.Platform = DefaultPlatform
+	}
+	if c.CacheSize == "" {
+		c.CacheSize = "5Gi"
 	}
 	if c.PullPolicy == "" {
 		c.PullPolicy = "IfNotPresent"

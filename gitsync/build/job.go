@@ -166,3 +166,21 @@ func resources(c Config) corev1.ResourceRequirements {
 	set(&rr.Limits, corev1.ResourceMemory, c.MemoryLimit)
 	return rr
 }
+
+// CacheClaim is the claim holding Go's module and build caches.
+func CacheClaim(c Config) *corev1.PersistentVolumeClaim {
+	c = c.withDefaults()
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: c.CacheClaim, Namespace: c.Namespace, Labels: map[string]string{BuildLabel: "cache"}},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceStorage: resource.MustParse(c.CacheSize), // Validate parsed it
+			}},
+		},
+	}
+	if c.CacheStorageClass != "" {
+		pvc.Spec.StorageClassName = ptr.To(c.CacheStorageClass)
+	}
+	return pvc
+}

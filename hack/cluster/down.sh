@@ -43,7 +43,7 @@ stop() { # stop SECONDS DAEMON...
   done
   log "did not stop within $secs s, killed below:$left"
 }
-stop 5 kube-proxy kubelet kube-scheduler kube-controller-manager containerd
+stop 5 kube-proxy kubelet kube-scheduler kube-controller-manager containerd registry
 pods=$(find "$CG/pids/$NAME/kubepods" -name cgroup.procs -exec cat {} + 2>/dev/null)
 [ -n "$pods" ] && kill -KILL $pods 2>/dev/null && log "KILL the pods' $(echo $pods | wc -w) processes"
 stop 10 kube-apiserver
@@ -90,7 +90,7 @@ fi
 case "$MODE" in
   --keep) log "kept the cluster's state in $STATE" ;;
   --purge) rm -rf "$STATE" && log "removed $STATE" ;;
-  *) rm -rf "$STATE"/{etcd,kubelet,containerd,containerd-opt,cni-ipam,pod-logs,container-logs,kubelet-plugins,cdi,pki,config,logs,run,images,volumes,kubeconfig}
+  *) rm -rf "$STATE"/{etcd,kubelet,containerd,containerd-opt,cni-ipam,pod-logs,container-logs,kubelet-plugins,cdi,pki,config,logs,run,images,volumes,registry,kubeconfig}
      rmdir "$STATE" 2>/dev/null
      log "removed the cluster's state under $STATE" ;;
 esac

@@ -45,6 +45,8 @@ PROXY_MODE=${KNIT_K8S_PROXY_MODE:-iptables}       # iptables | nftables
 DNS=${KNIT_K8S_DNS:-1}                            # 1: CoreDNS as kube-dns; 0: no cluster DNS
 DNS_IP=${KNIT_K8S_DNS_IP:-10.96.0.10}
 VOLUMES=${KNIT_K8S_VOLUMES:-4}                    # hostPath PersistentVolumes of 1Gi
+REGISTRY=${KNIT_K8S_REGISTRY:-1}                  # 1: an OCI registry on $NODE_IP:$REGISTRY_PORT (plain HTTP)
+REGISTRY_PORT=${KNIT_K8S_REGISTRY_PORT:-5000}
 PAUSE_IMAGE=knit.local/pause:3.10
 COREDNS_IMAGE=knit.local/coredns:1.15.0
 CNI_BIN=/usr/lib/cni                              # Debian's containernetworking-plugins
@@ -66,6 +68,7 @@ mkdir -p "$RUN" "$LOGS" "$PKI" "$CFG" "$IMAGES"
 NEED=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl
       containerd containerd-shim-runc-v2 ctr imgbuild pause)
 [ "$DNS" = 1 ] && NEED+=(coredns)
+[ "$REGISTRY" = 1 ] && NEED+=(registry)
 for b in "${NEED[@]}"; do
   [ -x "$BIN/$b" ] || die "$BIN/$b is missing: run make cluster-tools (or make cluster)"
 done
@@ -359,6 +362,8 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.internal.v1.traci
   path = "$STATE/containerd-opt"
 [plugins.'io.containerd.cri.v1.images']
   snapshotter = "overlayfs"
+  [plugins.'io.containerd.cri.v1.images'.registry]
+    config_path = "$CFG/certs.d"
   [plugins.'io.containerd.cri.v1.images'.pinned_images]
     sandbox = "$PAUSE_IMAGE"
 [plugins.'io.containerd.cri.v1.runtime']
@@ -381,6 +386,15 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.internal.v1.traci
 [plugins.'io.containerd.grpc.v1.cri']
   disable_tcp_service = true
   stream_server_address = "127.0.0.1"
+EOF
+# The test registry is plain HTTP: containerd is told so per host
+# (hosts.toml under config_path), as a node pulling from an in-cluster
+# registry would be configured.
+mkdir -p "$CFG/certs.d/$NODE_IP:$REGISTRY_PORT"
+put "$CFG/certs.d/$NODE_IP:$REGISTRY_PORT/hosts.toml" <<EOF
+server = "http://$NODE_IP:$REGISTRY_PORT"
+[host."http://$NODE_IP:$REGISTRY_PORT"]
+  capabilities = ["pull", "resolve"]
 EOF
 # The shim is found on PATH; put ours first.
 start containerd env PATH="$BIN:/usr/sbin:/usr/bin:/sbin:/bin" "$BIN/containerd" --config "$CFG/containerd.toml"
@@ -456,6 +470,26 @@ if [ "$DNS" = 1 ]; then
   sed -e "s#@DNS_IP@#$DNS_IP#" -e "s#@IMAGE@#$COREDNS_IMAGE#" "$HERE/coredns.yaml" |
     "${KUBECTL[@]}" apply -f - >/dev/null
   wait_for "CoreDNS ready ($DNS_IP)" 120 "${KUBECTL[@]}" -n kube-system rollout status deploy/coredns --timeout=2s
+fi
+
+# ---------------------------------------------------------------- registry
+# An OCI registry (CNCF Distribution, built from the module proxy by make
+# cluster-tools) on the node's address: in-cluster builds (values build.*)
+# push there over plain HTTP and the node pulls from it. Blobs under
+# STATE/registry.
+if [ "$REGISTRY" = 1 ]; then
+  mkdir -p "$STATE/registry"
+  put "$CFG/registry.yaml" <<EOF
+version: 0.1
+log: {level: warn, accesslog: {disabled: true}}
+storage:
+  filesystem: {rootdirectory: $STATE/registry}
+  delete: {enabled: true}
+http:
+  addr: $NODE_IP:$REGISTRY_PORT
+EOF
+  start registry "$BIN/registry" serve "$CFG/registry.yaml"
+  wait_for "registry on $NODE_IP:$REGISTRY_PORT" 30 in_node curl -sf "http://$NODE_IP:$REGISTRY_PORT/v2/"
 fi
 
 # ---------------------------------------------------------------- storage

@@ -11,7 +11,9 @@ import (
 // rendered arguments, so a flag the chart passes and knit does not define
 // (a pod that would crash-loop on a real cluster) fails here instead.
 func TestArgsAreKnitFlags(t *testing.T) {
-	m := render(t)
+	// Builds on, every build value set: their flags are rendered too.
+	m := render(t, "--set", "build.registry=registry.example/knit", "--set", "build.registrySecret=push",
+		"--set", "build.goproxy=https://proxy.example")
 	knit := filepath.Join(t.TempDir(), "knit")
 	build := exec.Command("go", "build", "-o", knit, "github.com/knitops/knit/cmd/knit")
 	if out, err := build.CombinedOutput(); err != nil {
