@@ -219,3 +219,15 @@ func (b *syncBuffer) String() string {
 }
 
 var _ io.Writer = (*syncBuffer)(nil)
+
+// replicaStarts counts the replicas the local runtime started for a
+// Deployment: each writes its app's output to a log file of its own,
+// <state>/logs/<namespace>/<deployment>/<replica>-user-container.log.
+func (d *knitDev) replicaStarts(t *testing.T, namespace, deployment string) int {
+	t.Helper()
+	logs, err := filepath.Glob(filepath.Join(d.stateDir, "logs", namespace, deployment, "*-user-container.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(logs)
+}

@@ -48,6 +48,24 @@ func TestServingJourney(t *testing.T) {
 		}
 	})
 
+	t.Run("each revision started one replica", func(t *testing.T) {
+		// Routing state stays off the pod template: the Route marking a
+		// Revision active used to roll out a second replica and drain the
+		// first. Once hello-00002 is active, each has started exactly one.
+		waitFor(t, "hello-00002 active", time.Minute, func(ctx context.Context) (bool, string) {
+			rev := &servingv1.Revision{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "hello-00002"}, rev); err != nil {
+				return false, err.Error()
+			}
+			return rev.Labels["serving.knative.dev/routingState"] == "active", fmt.Sprint(rev.Labels)
+		})
+		for _, rev := range []string{"hello-00001", "hello-00002"} {
+			if got := d.replicaStarts(t, "default", rev+"-deployment"); got != 1 {
+				t.Errorf("%s started %d replicas, want 1", rev, got)
+			}
+		}
+	})
+
 	t.Run("a 50/50 split with a tag reaches both revisions", func(t *testing.T) {
 		updateService(t, c, func(svc *servingv1.Service) {
 			svc.Spec.Traffic = []servingv1.TrafficTarget{

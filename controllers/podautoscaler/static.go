@@ -12,8 +12,9 @@ import (
 
 // StaticRecommender keeps every Revision at a fixed scale — its
 // min-scale, at least its initial scale (default 1), at most its max-scale
-// — in Serve mode. It is knit without an autoscaler: predictable, never
-// at zero.
+// — in Serve mode. It is knit without an autoscaler: predictable, never at
+// zero while reachable. A Revision no Route can reach goes to zero
+// whatever its min-scale, as Knative's KPA takes it.
 type StaticRecommender struct{}
 
 // Recommend implements Recommender.
@@ -26,7 +27,7 @@ func (StaticRecommender) Recommend(_ context.Context, pa *autoscalingv1alpha1.Po
 		desired = max
 	}
 	if pa.Spec.Reachability == autoscalingv1alpha1.ReachabilityUnreachable {
-		desired = annotationInt(pa, 0, "autoscaling.knative.dev/min-scale", "autoscaling.knative.dev/minScale")
+		desired = 0
 	}
 	mode := networkingv1alpha1.SKSOperationModeServe
 	if desired == 0 {

@@ -18,7 +18,7 @@ import (
 
 // RoutingStateModifiedAnnotation records when a Revision's routing state
 // last changed; the GC measures last-active time from it, as Knative's.
-const RoutingStateModifiedAnnotation = "serving.knative.dev/routingStateModified"
+const RoutingStateModifiedAnnotation = revresources.RoutingStateModifiedAnnotation
 
 // Reconcile resolves the Route's targets, marks Revisions active or
 // reserve, and writes the resolved traffic and URLs to status. While a
@@ -69,8 +69,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // snapshot reads what rt references and nothing else of its namespace:
-// the Configurations its traffic follows and their latest ready
-// Revisions, the Revisions it names, the Revisions its status sends
+// the Configurations its traffic follows and their latest ready and latest
+// created Revisions, the Revisions it names, the Revisions its status sends
 // traffic to and those it labelled (labelRevisions may mark them active or
 // reserve). A missing object is left out, for ResolveTraffic to report.
 func (r *Reconciler) snapshot(ctx context.Context, rt *servingv1.Route) (resources.Snapshot, error) {
@@ -85,8 +85,10 @@ func (r *Reconciler) snapshot(ctx context.Context, rt *servingv1.Route) (resourc
 			return resources.Snapshot{}, fmt.Errorf("get Configuration %s/%s: %w", rt.Namespace, name, err)
 		}
 		snap.Configurations[name] = cfg
-		if latest := cfg.Status.LatestReadyRevisionName; latest != "" {
-			revNames = append(revNames, latest)
+		for _, latest := range []string{cfg.Status.LatestReadyRevisionName, cfg.Status.LatestCreatedRevisionName} {
+			if latest != "" {
+				revNames = append(revNames, latest)
+			}
 		}
 	}
 	for name := range resources.Referenced(rt.Status.Traffic) {
@@ -115,11 +117,11 @@ func (r *Reconciler) snapshot(ctx context.Context, rt *servingv1.Route) (resourc
 	return snap, nil
 }
 
-// labelRevisions marks the Revisions this Route sends traffic to active
-// and this Route's former ones reserve, so PodAutoscalers know what is
-// reachable and the GC knows what to keep.
+// labelRevisions marks the Revisions this Route keeps active
+// (resources.Active) and this Route's former ones reserve, so
+// PodAutoscalers know what is reachable and the GC knows what to keep.
 func (r *Reconciler) labelRevisions(ctx context.Context, rt *servingv1.Route, snap resources.Snapshot) error {
-	refs := resources.Referenced(rt.Status.Traffic)
+	refs := resources.Active(rt.Spec.Traffic, rt.Status.Traffic, snap)
 	for name, rev := range snap.Revisions {
 		state := ""
 		switch {

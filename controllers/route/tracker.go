@@ -124,15 +124,18 @@ var revisionChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool
 
 // configurationChanged drops Configuration updates no Route output
 // depends on: a Route reads a Configuration's latest ready Revision and,
-// while it has none, its Ready condition. A new spec, a new latest created
-// Revision or an observed generation alone change neither.
+// while it has none, its Ready condition, and keeps its latest created
+// Revision active. A new spec or an observed generation alone change none
+// of them.
 var configurationChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 	old, okOld := e.ObjectOld.(*servingv1.Configuration)
 	cfg, okNew := e.ObjectNew.(*servingv1.Configuration)
 	if !okOld || !okNew {
 		return true
 	}
-	return old.Status.LatestReadyRevisionName != cfg.Status.LatestReadyRevisionName || !sameReady(&old.Status.Status, &cfg.Status.Status)
+	return old.Status.LatestReadyRevisionName != cfg.Status.LatestReadyRevisionName ||
+		old.Status.LatestCreatedRevisionName != cfg.Status.LatestCreatedRevisionName ||
+		!sameReady(&old.Status.Status, &cfg.Status.Status)
 }}
 
 // sameReady compares the parts of two Ready conditions a Route shows.

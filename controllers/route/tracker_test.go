@@ -214,10 +214,11 @@ func TestConfigurationChanged(t *testing.T) {
 			c.Generation = 2
 			c.Spec.Template.Spec.Containers = []corev1.Container{{Image: "example.com/hello:v2"}}
 		}, false},
-		{"a new Revision created, not ready", func(c *servingv1.Configuration) {
+		{"a new Revision created, not ready: the Route keeps it active", func(c *servingv1.Configuration) {
 			c.Status.LatestCreatedRevisionName = "hello-00002"
 			c.Status.ObservedGeneration = 2
-		}, false},
+		}, true},
+		{"observed generation alone", func(c *servingv1.Configuration) { c.Status.ObservedGeneration = 2 }, false},
 		{"a new latest ready Revision", func(c *servingv1.Configuration) { c.Status.LatestReadyRevisionName = "hello-00002" }, true},
 		{"fails", func(c *servingv1.Configuration) {
 			c.Status.Status = ready(corev1.ConditionFalse, "RevisionFailed", "Revision hello-00002 failed")

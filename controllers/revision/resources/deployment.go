@@ -49,7 +49,7 @@ func MakeDeployment(rev *servingv1.Revision, cfg DeploymentConfig) *appsv1.Deplo
 				MaxUnavailable: ptr.To(intstr.FromInt32(0)), MaxSurge: ptr.To(intstr.FromString("25%")),
 			}},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: rev.Annotations},
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: podAnnotations(rev)},
 				Spec:       makePodSpec(rev, cfg),
 			},
 		},
@@ -66,6 +66,25 @@ var drainFirst = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{HTTPGet: &c
 // routingLabels change as traffic moves; on pods they would restart the
 // replicas, so they stay on the Revision.
 var routingLabels = map[string]bool{RoutingStateLabelKey: true, servingv1.RouteLabelKey: true}
+
+// routingAnnotations change as traffic moves, like routingLabels: on the
+// pod template the Route's first "active" would roll out a second replica
+// of every new Revision and drain the first (Knative filters them too).
+var routingAnnotations = map[string]bool{RoutingStateModifiedAnnotation: true}
+
+// podAnnotations are the Revision's annotations without routingAnnotations.
+func podAnnotations(rev *servingv1.Revision) map[string]string {
+	if len(rev.Annotations) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(rev.Annotations))
+	for k, v := range rev.Annotations {
+		if !routingAnnotations[k] {
+			out[k] = v
+		}
+	}
+	return out
+}
 
 // podLabels are the Revision's labels, as Knative gives them to its pods
 // (knit.dev/repository tells the local runtime which checkout to build),

@@ -160,3 +160,24 @@ func TestMakePodAutoscaler(t *testing.T) {
 		})
 	}
 }
+
+// The Route stamps serving.knative.dev/routingStateModified on a Revision
+// when it routes to it: on the pod template that would roll out a second
+// replica of every new Revision and drain the first, so it stays off, as
+// the routing labels do; the PodAutoscaler has no use for it either.
+func TestRoutingStateStaysOffPods(t *testing.T) {
+	unrouted := testRevision(func(r *servingv1.Revision) {
+		r.Annotations = map[string]string{"autoscaling.knative.dev/min-scale": "1"}
+	})
+	routed := testRevision(func(r *servingv1.Revision) {
+		r.Labels[RoutingStateLabelKey], r.Labels[servingv1.RouteLabelKey] = "active", "hello"
+		r.Annotations = map[string]string{"autoscaling.knative.dev/min-scale": "1", RoutingStateModifiedAnnotation: "2026-11-22T12:00:00Z"}
+	})
+	cfg := DeploymentConfig{QueueImage: "knit://queue", InitialReplicas: 1}
+	if diff := cmp.Diff(MakeDeployment(unrouted, cfg).Spec.Template, MakeDeployment(routed, cfg).Spec.Template); diff != "" {
+		t.Errorf("pod template changed with the routing state (-unrouted +routed):\n%s", diff)
+	}
+	if got := MakePodAutoscaler(routed).Annotations; !cmp.Equal(got, unrouted.Annotations) {
+		t.Errorf("PodAutoscaler annotations = %v, want %v", got, unrouted.Annotations)
+	}
+}

@@ -13,6 +13,10 @@ import (
 // sends traffic to (active) or no longer does (reserve), as Knative's.
 const RoutingStateLabelKey = "serving.knative.dev/routingState"
 
+// RoutingStateModifiedAnnotation records when a Revision's routing state
+// last changed; the GC measures last-active time from it, as Knative's.
+const RoutingStateModifiedAnnotation = "serving.knative.dev/routingStateModified"
+
 // MakePodAutoscaler builds the Revision's PodAutoscaler; the Revision's
 // annotations (autoscaling.knative.dev/*) travel with it.
 func MakePodAutoscaler(rev *servingv1.Revision) *autoscalingv1alpha1.PodAutoscaler {
@@ -25,7 +29,7 @@ func MakePodAutoscaler(rev *servingv1.Revision) *autoscalingv1alpha1.PodAutoscal
 			Name:            PodAutoscalerName(rev),
 			Namespace:       rev.Namespace,
 			Labels:          podLabels(rev),
-			Annotations:     rev.Annotations,
+			Annotations:     podAnnotations(rev),
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rev, servingv1.GroupVersion.WithKind("Revision"))},
 		},
 		Spec: autoscalingv1alpha1.PodAutoscalerSpec{

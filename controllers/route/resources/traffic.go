@@ -110,6 +110,26 @@ func resolveTarget(t servingv1.TrafficTarget, snap Snapshot) (servingv1.TrafficT
 	return out, nil
 }
 
+// Active lists the Revisions a Route keeps active: those its resolved
+// traffic sends to, and the latest created Revision of each Configuration
+// its spec follows, as Knative's labeler does. The latest created one is
+// reachable while it starts, before it takes traffic; once a newer one
+// supersedes it, it drops out of this list and becomes reserve even if it
+// never served, so its PodAutoscaler may take it to zero whatever its
+// min-scale.
+func Active(spec, resolved []servingv1.TrafficTarget, snap Snapshot) map[string]bool {
+	active := Referenced(resolved)
+	for _, t := range spec {
+		if !followsConfiguration(t) {
+			continue
+		}
+		if cfg, ok := snap.Configurations[t.ConfigurationName]; ok && cfg.Status.LatestCreatedRevisionName != "" {
+			active[cfg.Status.LatestCreatedRevisionName] = true
+		}
+	}
+	return active
+}
+
 // Referenced lists every Revision the resolved traffic sends to (any
 // percent, or tagged), which the GC must never collect.
 func Referenced(traffic []servingv1.TrafficTarget) map[string]bool {

@@ -61,3 +61,46 @@ func TestReferences(t *testing.T) {
 		})
 	}
 }
+
+func TestActive(t *testing.T) {
+	cfg := func(name, created string) *servingv1.Configuration {
+		c := &servingv1.Configuration{}
+		c.Name, c.Status.LatestCreatedRevisionName = name, created
+		return c
+	}
+	snap := Snapshot{Configurations: map[string]*servingv1.Configuration{
+		"hello": cfg("hello", "hello-00003"), "world": cfg("world", ""),
+	}}
+	follow := servingv1.TrafficTarget{ConfigurationName: "hello", LatestRevision: ptr.To(true), Percent: ptr.To[int64](100)}
+	served := []servingv1.TrafficTarget{{RevisionName: "hello-00001", LatestRevision: ptr.To(true), Percent: ptr.To[int64](100)}}
+	tests := []struct {
+		name           string
+		spec, resolved []servingv1.TrafficTarget
+		want           map[string]bool
+	}{{
+		name: "nothing routed yet: the latest created Revision starts active",
+		spec: []servingv1.TrafficTarget{follow},
+		want: map[string]bool{"hello-00003": true},
+	}, {
+		name:     "the one serving and the one starting; hello-00002, superseded before serving, is not active",
+		spec:     []servingv1.TrafficTarget{follow},
+		resolved: served,
+		want:     map[string]bool{"hello-00001": true, "hello-00003": true},
+	}, {
+		name:     "a pinned target keeps only what it names",
+		spec:     []servingv1.TrafficTarget{{RevisionName: "hello-00001", LatestRevision: ptr.To(false), Percent: ptr.To[int64](100)}},
+		resolved: served,
+		want:     map[string]bool{"hello-00001": true},
+	}, {
+		name: "a Configuration with no Revision yet, and one not found",
+		spec: []servingv1.TrafficTarget{{ConfigurationName: "world"}, {ConfigurationName: "missing"}},
+		want: map[string]bool{},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, Active(tt.spec, tt.resolved, snap)); diff != "" {
+				t.Errorf("active (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
