@@ -116,4 +116,3 @@ func waitRoutingState(t *testing.T, ns, rev, state string) {
 		return r.Labels[revresources.RoutingStateLabelKey] == state, fmt.Sprint(r.Labels)
 	})
 }
-
