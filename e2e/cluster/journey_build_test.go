@@ -8,10 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	"github.com/knitops/knit/internal/kofixture"
 )
 
 // The build journey's registry, on the test cluster's node (make
@@ -31,97 +29,11 @@ const (
 	hostIP = "10.250.0.1"
 )
 
-// moduleProxy is a GOPROXY in front of a module cache holding go-cmp,
-// counting the requests it answers: a build that downloads nothing leaves
-// the count alone.
-type moduleProxy struct {
-	url      string
-	requests atomic.Int64
-}
-
-// newModuleProxy serves a GOPROXY (Go's module cache layout is the
-// protocol) on the host's veth address, filled offline from this
-// machine's module cache.
-func (j *journey) newModuleProxy(t *testing.T) *moduleProxy {
-	t.Helper()
-	modcache := filepath.Join(j.tmp, "proxy-modcache")
-	local, err := exec.Command("go", "env", "GOMODCACHE").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dl := exec.Command("go", "mod", "download", "github.com/google/go-cmp@v0.7.0")
-	dl.Dir = t.TempDir()
-	dl.Env = append(os.Environ(), "GOMODCACHE="+modcache, "GOFLAGS=-mod=mod", "GOSUMDB=off",
-		"GOPROXY=file://"+filepath.Join(strings.TrimSpace(string(local)), "cache", "download"))
-	if out, err := dl.CombinedOutput(); err != nil {
-		t.Fatalf("go mod download: %v\n%s", err, out)
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(hostIP, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &moduleProxy{url: "http://" + ln.Addr().String()}
-	files := http.FileServer(http.Dir(filepath.Join(modcache, "cache", "download")))
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.requests.Add(1)
-		files.ServeHTTP(w, r)
-	})}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return p
-}
-
-// writeBuildRepo writes a Go app whose ./cmd/hello greets greeting on
-// $PORT (using go-cmp, so a cold build downloads a module), and a Service
-// running it as ko://./cmd/hello. broken writes code that does not
-// compile.
-func (j *journey) writeBuildRepo(dir, greeting string, broken bool) {
+// writeApp writes the build journey's app (package kofixture) into dir.
+func (j *journey) writeApp(dir, greeting string, broken bool) {
 	j.t.Helper()
-	body := fmt.Sprintf(`fmt.Fprintln(w, "Hello %s!", cmp.Equal(1, 1))`, greeting)
-	if broken {
-		body = `fmt.Fprintln(w, undefinedGreeting)`
-	}
-	files := map[string]string{
-		"go.mod": "module example.com/hello\n\ngo 1.22\n\nrequire github.com/google/go-cmp v0.7.0\n",
-		"go.sum": "github.com/google/go-cmp v0.7.0 h1:wk8382ETsv4JYUZwIsn6YpYiWiBsYLSJiTsyBybVuN8=\n" +
-			"github.com/google/go-cmp v0.7.0/go.mod h1:pXiqmnSA92OHEEa9HXL2W4E7lf9JzCmGVUdgjX3N/iU=\n",
-		"cmd/hello/main.go": `package main
-
-import (
-	"fmt"
-	"net/http"
-	"os"
-
-	"github.com/google/go-cmp/cmp"
-)
-
-func main() {
-	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		` + body + `
-	})
-	_ = http.ListenAndServe(":"+os.Getenv("PORT"), nil)
-}
-`,
-		"kustomization.yaml": "resources:\n  - service.yaml\n",
-		"service.yaml": `apiVersion: serving.knative.dev/v1
-kind: Service
-metadata:
-  name: built
-spec:
-  template:
-    spec:
-      containers:
-        - image: ko://./cmd/hello
-`,
-	}
-	for name, content := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			j.t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			j.t.Fatal(err)
-		}
+	if err := kofixture.WriteApp(dir, "built", greeting, broken); err != nil {
+		j.t.Fatal(err)
 	}
 }
 
@@ -175,39 +87,43 @@ func (j *journey) pushBuilt(git func(...string) string, want string) (string, st
 }
 
 func (j *journey) buildOnPush(t *testing.T) {
-	proxy := j.newModuleProxy(t)
+	proxy, err := kofixture.StartModuleProxy(net.JoinHostPort(hostIP, "0"), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
 	j.must("helm", "upgrade", "knit", "charts/knit", "-n", systemNamespace, "--reuse-values", "--wait", "--timeout", "3m",
 		"--set", "build.registry="+registry, "--set", "build.insecure=true", "--set", "build.cache.size=1Gi",
-		"--set", "build.goproxy="+proxy.url)
+		"--set", "build.goproxy="+proxy.URL)
 	dir, err := os.MkdirTemp(j.tmp, "build")
 	if err != nil {
 		t.Fatal(err)
 	}
 	git := j.gitIn(dir)
 	git("init", "-q", "-b", "main")
-	j.writeBuildRepo(dir, "v1", false)
+	j.writeApp(dir, "v1", false)
 	git("add", ".")
 	git("commit", "-qm", "v1")
 	ctx := context.Background()
 
 	// A push of code: built in the cluster, deployed by digest.
-	sha1, image1 := j.pushBuilt(git, "Hello v1! true")
+	sha1, image1 := j.pushBuilt(git, kofixture.Answer("v1"))
 	if !strings.HasPrefix(image1, registry+"/"+ns+"/"+buildRepo+"/hello@sha256:") {
 		t.Fatalf("the Service runs %q, want an image of %s by digest", image1, registry)
 	}
-	if proxy.requests.Load() == 0 {
-		t.Errorf("the cold build fetched nothing through build.goproxy %s", proxy.url)
+	if proxy.Requests() == 0 {
+		t.Errorf("the cold build fetched nothing through build.goproxy %s", proxy.URL)
 	}
 
 	// A code change: a new digest, and the module cache is warm.
-	before := proxy.requests.Load()
-	j.writeBuildRepo(dir, "v2", false)
+	before := proxy.Requests()
+	j.writeApp(dir, "v2", false)
 	git("commit", "-qam", "v2")
-	sha2, image2 := j.pushBuilt(git, "Hello v2! true")
+	sha2, image2 := j.pushBuilt(git, kofixture.Answer("v2"))
 	if image2 == image1 {
 		t.Errorf("a code change kept the image %s", image1)
 	}
-	if n := proxy.requests.Load() - before; n != 0 {
+	if n := proxy.Requests() - before; n != 0 {
 		t.Errorf("the second build asked the module proxy %d times, want 0 (module cache on the PVC)", n)
 	}
 
@@ -226,7 +142,7 @@ func (j *journey) buildOnPush(t *testing.T) {
 
 	// Code that does not compile: the compiler's error on the
 	// GitRepository, v2 keeps serving.
-	j.writeBuildRepo(dir, "", true)
+	j.writeApp(dir, "", true)
 	git("commit", "-qam", "broken")
 	git("push", "-q", j.gitRepoURL(buildRepo), "main")
 	sha4 := git("rev-parse", "HEAD")
@@ -236,11 +152,11 @@ func (j *journey) buildOnPush(t *testing.T) {
 			return false, fmt.Sprint(b, err)
 		}
 		synced := repo.Status.GetCondition(knitv1alpha1.GitRepositoryConditionSynced)
-		ok := synced.IsFalse() && strings.Contains(synced.Message, "undefined: undefinedGreeting") &&
+		ok := synced.IsFalse() && strings.Contains(synced.Message, kofixture.BrokenError) &&
 			strings.Contains(b.Message, "cmd/hello/main.go")
 		return ok, fmt.Sprintf("build %+v; Synced %+v", b, synced)
 	})
-	if code, body, err := j.get(j.ingress, j.host("built")); err != nil || code != http.StatusOK || body != "Hello v2! true" {
+	if code, body, err := j.get(j.ingress, j.host("built")); err != nil || code != http.StatusOK || body != kofixture.Answer("v2") {
 		t.Errorf("after a failed build the Service answers %d %q %v, want v2", code, body, err)
 	}
 	t.Logf("builds: v1 %.7s, v2 %.7s, same tree %.7s, broken %.7s", sha1, sha2, sha3, sha4)
