@@ -15,6 +15,7 @@ import (
 	duckv1 "github.com/knitops/knit/api/duck/v1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/controllers/configuration/resources"
+	"github.com/knitops/knit/controllers/owned"
 )
 
 // Reconcile makes sure the Revision for the current generation exists,
@@ -32,12 +33,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	conds.InitializeConditions()
 
 	latest, err := r.reconcileRevision(ctx, cfg)
+	var taken *nameTakenError
 	if err != nil {
-		var taken *nameTakenError
-		if !errors.As(err, &taken) {
+		reason, message, ok := owned.Failure(err)
+		switch {
+		case errors.As(err, &taken):
+			conds.MarkFalse(duckv1.ConditionReady, "RevisionNameTaken", taken.Error())
+		case ok:
+			// The API server refuses the Revision: say so at this
+			// generation, so the Service shows why instead of waiting.
+			conds.MarkFalse(duckv1.ConditionReady, reason, message)
+		default:
 			return ctrl.Result{}, err
 		}
-		conds.MarkFalse(duckv1.ConditionReady, "RevisionNameTaken", taken.Error())
 	} else {
 		revs := &servingv1.RevisionList{}
 		if err := r.client.List(ctx, revs, client.InNamespace(cfg.Namespace), client.MatchingLabels{servingv1.ConfigurationLabelKey: cfg.Name}); err != nil {
@@ -46,13 +54,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		markStatus(cfg, latest, revs.Items)
 	}
 	cfg.Status.ObservedGeneration = cfg.Generation
-	if equality.Semantic.DeepEqual(before, &cfg.Status) {
-		return ctrl.Result{}, nil
+	if !equality.Semantic.DeepEqual(before, &cfg.Status) {
+		if err := r.client.Status().Update(ctx, cfg); err != nil {
+			return ctrl.Result{}, fmt.Errorf("update status of Configuration %s: %w", req.NamespacedName, err)
+		}
 	}
-	if err := r.client.Status().Update(ctx, cfg); err != nil {
-		return ctrl.Result{}, fmt.Errorf("update status of Configuration %s: %w", req.NamespacedName, err)
+	if taken != nil {
+		return ctrl.Result{}, nil // waits for a new template name
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{}, err // a refused Revision is tried again
 }
 
 // nameTakenError: the template names a Revision that belongs elsewhere or
@@ -70,7 +80,7 @@ func (r *Reconciler) reconcileRevision(ctx context.Context, cfg *servingv1.Confi
 	switch {
 	case apierrors.IsNotFound(err):
 		if err := r.client.Create(ctx, want); err != nil {
-			return nil, fmt.Errorf("create Revision %s: %w", want.Name, err)
+			return nil, &owned.WriteError{Verb: "create", Kind: "Revision", Name: want.Name, Err: err}
 		}
 		return want, nil
 	case err != nil:

@@ -1,7 +1,8 @@
 // Package owned keeps a parent's child objects in their desired shape:
 // create when missing, update when drifted, and refuse to adopt an object
 // someone else controls. Every reconciler that owns children uses it, so
-// that rule is written once.
+// that rule is written once, and so is how a child that cannot be written
+// shows on its parent (Failure).
 package owned
 
 import (
@@ -26,14 +27,15 @@ func (e *NotOwnedError) Error() string {
 // Ensure makes the child named like desired match it. existing is an empty
 // object of the same type to read into. differs reports whether existing
 // needs an update; update copies the managed fields of desired onto
-// existing. It returns the object as stored.
+// existing. It returns the object as stored. A create or update the API
+// server refuses comes back as a *WriteError.
 func Ensure[T client.Object](ctx context.Context, c client.Client, owner metav1.Object, kind string, desired, existing T,
 	differs func(existing, desired T) bool, update func(existing, desired T)) (T, error) {
 	err := c.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	switch {
 	case apierrors.IsNotFound(err):
 		if err := c.Create(ctx, desired); err != nil {
-			return desired, fmt.Errorf("create %s %s: %w", kind, desired.GetName(), err)
+			return desired, &WriteError{Verb: "create", Kind: kind, Name: desired.GetName(), Err: err}
 		}
 		return desired, nil
 	case err != nil:
@@ -47,7 +49,7 @@ func Ensure[T client.Object](ctx context.Context, c client.Client, owner metav1.
 	}
 	update(existing, desired)
 	if err := c.Update(ctx, existing); err != nil {
-		return existing, fmt.Errorf("update %s %s: %w", kind, existing.GetName(), err)
+		return existing, &WriteError{Verb: "update", Kind: kind, Name: existing.GetName(), Err: err}
 	}
 	return existing, nil
 }

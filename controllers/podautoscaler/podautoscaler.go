@@ -54,15 +54,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return !equality.Semantic.DeepEqual(have.Spec, want.Spec)
 		},
 		func(have, want *networkingv1alpha1.ServerlessService) { have.Spec = want.Spec })
-	var notOwned *owned.NotOwnedError
-	switch {
-	case errors.As(err, &notOwned):
-		conds.MarkFalse(autoscalingv1alpha1.PodAutoscalerConditionSKSReady, "NotOwned", notOwned.Error())
-	case err != nil:
-		return ctrl.Result{}, err
-	default:
-		MarkStatus(&pa.Status, rec.DesiredScale, ready, sks)
+	if err != nil {
+		// An SKS that cannot be written (or whose name is taken) leaves
+		// the Revision unreachable: say so, so the Revision says it too.
+		reason, message, ok := owned.Failure(err)
+		if !ok {
+			return ctrl.Result{}, err
+		}
+		conds.MarkFalse(autoscalingv1alpha1.PodAutoscalerConditionSKSReady, reason, message)
+		statusErr := r.updateStatus(ctx, pa, before)
+		var notOwned *owned.NotOwnedError
+		if errors.As(err, &notOwned) {
+			return ctrl.Result{RequeueAfter: rec.RequeueAfter}, statusErr
+		}
+		return ctrl.Result{}, errors.Join(err, statusErr)
 	}
+	MarkStatus(&pa.Status, rec.DesiredScale, ready, sks)
 	return ctrl.Result{RequeueAfter: rec.RequeueAfter}, r.updateStatus(ctx, pa, before)
 }
 

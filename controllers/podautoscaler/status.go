@@ -11,7 +11,7 @@ import (
 // MarkStatus records the scale and derives the conditions: Active while
 // replicas are ready (False once scaled to zero on purpose),
 // ScaleTargetInitialized once the first replicas became ready, SKSReady
-// from the SKS. Pure, table-tested.
+// from the SKS (False when it failed). Pure, table-tested.
 func MarkStatus(s *autoscalingv1alpha1.PodAutoscalerStatus, desired, ready int32, sks *networkingv1alpha1.ServerlessService) {
 	conds := autoscalingv1alpha1.PodAutoscalerConditions.Manage(&s.Status)
 	s.DesiredScale, s.ActualScale = &desired, &ready
@@ -30,11 +30,16 @@ func MarkStatus(s *autoscalingv1alpha1.PodAutoscalerStatus, desired, ready int32
 		conds.MarkUnknown(autoscalingv1alpha1.PodAutoscalerConditionActive, "Queued", "waiting for the first replica")
 		conds.MarkUnknown(autoscalingv1alpha1.PodAutoscalerConditionScaleTargetInitialized, "Queued", "waiting for the first replica")
 	}
-	if sksReady := sks.Status.GetCondition(duckv1.ConditionReady); sksReady.IsTrue() && sks.Status.ObservedGeneration == sks.Generation {
+	switch sksReady := sks.Status.GetCondition(duckv1.ConditionReady); {
+	case sksReady.IsTrue() && sks.Status.ObservedGeneration == sks.Generation:
 		conds.MarkTrue(autoscalingv1alpha1.PodAutoscalerConditionSKSReady)
-	} else if sksReady != nil {
+	case sksReady.IsFalse():
+		// The SKS failed (its Services cannot be created): nothing reaches
+		// the replicas, whatever generation it last saw.
+		conds.MarkFalse(autoscalingv1alpha1.PodAutoscalerConditionSKSReady, sksReady.Reason, sksReady.Message)
+	case sksReady != nil:
 		conds.MarkUnknown(autoscalingv1alpha1.PodAutoscalerConditionSKSReady, sksReady.Reason, sksReady.Message)
-	} else {
+	default:
 		conds.MarkUnknown(autoscalingv1alpha1.PodAutoscalerConditionSKSReady, "Pending", "")
 	}
 }

@@ -32,11 +32,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	dep, depErr := r.reconcileDeployment(ctx, rev)
 	pa, paErr := r.reconcilePodAutoscaler(ctx, rev)
-	var notOwned *owned.NotOwnedError
-	switch {
-	case errors.As(depErr, &notOwned) || errors.As(paErr, &notOwned):
-		servingv1.RevisionConditions.Manage(&rev.Status.Status).MarkFalse(servingv1.RevisionConditionResourcesAvailable, "NotOwned", notOwned.Error())
-	case depErr == nil && paErr == nil:
+	err := errors.Join(depErr, paErr)
+	if reason, message, ok := owned.Failure(err); ok {
+		// A Deployment or PodAutoscaler the API server refuses, or whose
+		// name is taken: the Revision cannot run, and says why.
+		servingv1.RevisionConditions.Manage(&rev.Status.Status).MarkFalse(servingv1.RevisionConditionResourcesAvailable, reason, message)
+	} else if err == nil {
 		MarkStatus(&rev.Status, dep, pa)
 	}
 	rev.Status.ObservedGeneration = rev.Generation
@@ -45,10 +46,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, fmt.Errorf("update status of Revision %s: %w", req.NamespacedName, err)
 		}
 	}
-	if notOwned != nil {
-		return ctrl.Result{}, nil
+	var notOwned *owned.NotOwnedError
+	if errors.As(err, &notOwned) {
+		return ctrl.Result{}, nil // waits for the user to resolve the name clash
 	}
-	return ctrl.Result{}, errors.Join(depErr, paErr)
+	return ctrl.Result{}, err
 }
 
 func (r *Reconciler) reconcileDeployment(ctx context.Context, rev *servingv1.Revision) (*appsv1.Deployment, error) {

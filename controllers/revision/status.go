@@ -14,7 +14,9 @@ import (
 // MarkStatus derives the Revision's conditions and replica counts from its
 // Deployment and PodAutoscaler. Pure, so every mapping is table-tested.
 // Once a Revision has been healthy, scaling to zero keeps it Ready: only
-// Active turns False.
+// Active turns False. A PodAutoscaler whose SKS failed (its Services
+// cannot be created) makes the Revision's resources unavailable: replicas
+// may run, but no request can reach them.
 func MarkStatus(s *servingv1.RevisionStatus, dep *appsv1.Deployment, pa *autoscalingv1alpha1.PodAutoscaler) {
 	conds := servingv1.RevisionConditions.Manage(&s.Status)
 	ready := dep.Status.ReadyReplicas
@@ -35,7 +37,9 @@ func MarkStatus(s *servingv1.RevisionStatus, dep *appsv1.Deployment, pa *autosca
 		conds.MarkTrue(servingv1.RevisionConditionResourcesAvailable)
 		conds.MarkTrue(servingv1.RevisionConditionContainerHealthy)
 	case s.GetCondition(servingv1.RevisionConditionContainerHealthy).IsTrue():
-		// Scaled to zero after being healthy: nothing to re-prove.
+		// Scaled to zero after being healthy: nothing to re-prove, and
+		// whatever failed since (the SKS below) is marked afresh.
+		conds.MarkTrue(servingv1.RevisionConditionResourcesAvailable)
 	default:
 		want := int32(1)
 		if dep.Spec.Replicas != nil {
@@ -44,6 +48,9 @@ func MarkStatus(s *servingv1.RevisionStatus, dep *appsv1.Deployment, pa *autosca
 		msg := fmt.Sprintf("waiting for %d replica(s) of %s to become ready", want, dep.Name)
 		conds.MarkUnknown(servingv1.RevisionConditionResourcesAvailable, "Deploying", msg)
 		conds.MarkUnknown(servingv1.RevisionConditionContainerHealthy, "Deploying", msg)
+	}
+	if sks := pa.Status.GetCondition(autoscalingv1alpha1.PodAutoscalerConditionSKSReady); sks.IsFalse() {
+		conds.MarkFalse(servingv1.RevisionConditionResourcesAvailable, sks.Reason, sks.Message)
 	}
 	markActive(conds, pa)
 }

@@ -34,12 +34,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	for _, svc := range []*corev1.Service{resources.MakePrivateService(sks), resources.MakePublicService(sks)} {
 		if err := r.ensureService(ctx, sks, svc); err != nil {
-			var notOwned *owned.NotOwnedError
-			if errors.As(err, &notOwned) {
-				conds.MarkFalse(networkingv1alpha1.SKSConditionEndpointsPopulated, "NotOwned", notOwned.Error())
-				return ctrl.Result{}, r.updateStatus(ctx, sks, before)
-			}
-			return ctrl.Result{}, err
+			return ctrl.Result{}, r.childFailed(ctx, sks, before, err)
 		}
 	}
 	sks.Status.PrivateServiceName = resources.PrivateServiceName(sks)
@@ -59,6 +54,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	markEndpoints(conds, sks, public, fromReplicas, resources.ReadyCount(activators))
 	return ctrl.Result{}, r.updateStatus(ctx, sks, before)
+}
+
+// childFailed shows a Service that cannot be created or updated on the
+// SKS (Ready False with the API server's words, e.g. an exhausted service
+// range), so the Revision and its Service show it too instead of staying
+// Ready while nothing can reach the replicas. A name taken by another
+// owner waits for the user; any other failure is retried.
+func (r *Reconciler) childFailed(ctx context.Context, sks *networkingv1alpha1.ServerlessService, before *networkingv1alpha1.ServerlessServiceStatus, err error) error {
+	reason, message, ok := owned.Failure(err)
+	if !ok {
+		return err
+	}
+	networkingv1alpha1.ServerlessServiceConditions.Manage(&sks.Status.Status).
+		MarkFalse(networkingv1alpha1.SKSConditionEndpointsPopulated, reason, message)
+	if statusErr := r.updateStatus(ctx, sks, before); statusErr != nil {
+		return errors.Join(err, statusErr)
+	}
+	var notOwned *owned.NotOwnedError
+	if errors.As(err, &notOwned) {
+		return nil
+	}
+	return err
 }
 
 func (r *Reconciler) updateStatus(ctx context.Context, sks *networkingv1alpha1.ServerlessService, before *networkingv1alpha1.ServerlessServiceStatus) error {

@@ -84,12 +84,16 @@ func rtGen(rt *servingv1.Route) bool {
 	return rt != nil && rt.Status.ObservedGeneration == rt.Generation
 }
 
-// markChild mirrors a child's Ready onto the Service's condition t.
+// markChild mirrors a child's Ready onto the Service's condition t, or
+// the reason the child cannot be written.
 func markChild(conds duckv1.ConditionManager, t duckv1.ConditionType, err error, exists bool, status func() *duckv1.Status, current bool) {
 	var notOwned *owned.NotOwnedError
+	reason, message, failed := owned.Failure(err)
 	switch {
 	case errors.As(err, &notOwned):
 		conds.MarkFalse(t, "NotOwned", notOwned.Error()+"; delete it or rename the Service")
+	case failed:
+		conds.MarkFalse(t, reason, message)
 	case err != nil:
 		conds.MarkUnknown(t, "ReconcileError", err.Error())
 	case !exists || !current:

@@ -58,6 +58,12 @@ func helloService(ns, name, target string) *servingv1.Service {
 // Deployment's replicas ready and publishes the private endpoint.
 func runReplicas(t *testing.T, ns, rev string, port int32) {
 	t.Helper()
+	runReplicasOn(t, k8s, ns, rev, port)
+}
+
+// runReplicasOn is runReplicas on the API server k8s reaches.
+func runReplicasOn(t *testing.T, k8s client.Client, ns, rev string, port int32) {
+	t.Helper()
 	ctx := context.Background()
 	dep := &appsv1.Deployment{}
 	eventually(t, "Deployment of "+rev, func(ctx context.Context) (bool, string) {

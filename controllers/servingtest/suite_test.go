@@ -14,8 +14,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -66,25 +68,30 @@ func run(m *testing.M) int {
 	defer func() { _ = env.Stop() }()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := startManager(ctx); err != nil {
+	if k8s, err = startManager(ctx, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()
 }
 
-func startManager(ctx context.Context) error {
+// startManager runs the serving reconcilers against the API server cfg
+// reaches until ctx ends, and returns a client of it.
+func startManager(ctx context.Context, cfg *rest.Config) (client.Client, error) {
 	scheme, err := api.NewScheme()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		// Each manager of the package (a test may start its own API
+		// server) registers its controllers under the same names.
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)}})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	store, err := config.NewStore("localhost")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, setup := range []func() error{
 		func() error { return store.SetupWithManager(mgr) },
@@ -97,21 +104,22 @@ func startManager(ctx context.Context) error {
 		func() error { return gc.SetupWithManager(mgr, store) },
 	} {
 		if err := setup(); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
-		return err
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
 	}
-	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: config.SystemNamespace}}); err != nil {
-		return err
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: config.SystemNamespace}}); err != nil {
+		return nil, err
 	}
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)
 		}
 	}()
-	return nil
+	return c, nil
 }
 
 // eventually polls cond until it holds or 30 s pass, then fails with the

@@ -16,6 +16,14 @@ import (
 // fixed, not the API URL, so tokens survive a change of port.
 const serviceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
 
+// ServiceRange is the local API server's service range. Each Revision
+// takes two ClusterIPs (its SKS's public and private Services), so the /24
+// this used to be was full after about 126 Revisions; a /16 holds 65,534
+// addresses, thousands of Revisions, well within the largest range the
+// API server allows (a /12 for IPv4). It contains the old /24, so the
+// Services of a state directory from before keep their addresses.
+const ServiceRange = "10.0.0.0/16"
+
 // apiServer is how kube-apiserver is configured; every path is in the
 // state directory.
 type apiServer struct {
@@ -57,7 +65,7 @@ func (a apiServer) args() []string {
 		"--service-account-issuer=" + serviceAccountIssuer,
 		"--service-account-key-file=" + a.saPub,
 		"--service-account-signing-key-file=" + a.saKey,
-		"--service-cluster-ip-range=10.0.0.0/24",
+		"--service-cluster-ip-range=" + ServiceRange,
 		"--disable-admission-plugins=ServiceAccount",
 		"--allow-privileged=true",
 	}

@@ -87,6 +87,9 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, router *ingress
 	if err := ensureSystemNamespace(ctx, c); err != nil {
 		return err
 	}
+	if err := ensureServiceRange(ctx, c); err != nil {
+		return err
+	}
 	store, err := config.NewStore(localDomain)
 	if err != nil {
 		return err

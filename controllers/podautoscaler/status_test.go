@@ -1,0 +1,57 @@
+package podautoscaler
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
+	duckv1 "github.com/knitops/knit/api/duck/v1"
+	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
+)
+
+// SKSReady follows the SKS's Ready: True once it is ready at its
+// generation, False (with its reason and message) when it failed, Unknown
+// while it waits.
+func TestMarkStatusSKSReady(t *testing.T) {
+	sks := func(status corev1.ConditionStatus, reason, message string, observed int64) *networkingv1alpha1.ServerlessService {
+		s := &networkingv1alpha1.ServerlessService{}
+		s.Generation, s.Status.ObservedGeneration = 2, observed
+		if status != "" {
+			s.Status.Conditions = duckv1.Conditions{{Type: duckv1.ConditionReady, Status: status, Reason: reason, Message: message}}
+		}
+		return s
+	}
+	type cond struct {
+		Status          corev1.ConditionStatus
+		Reason, Message string
+	}
+	full := `cannot create Service "hello-00001-private": range is full`
+	tests := []struct {
+		name      string
+		sks       *networkingv1alpha1.ServerlessService
+		want      cond
+		wantReady corev1.ConditionStatus
+	}{
+		{"ready", sks(corev1.ConditionTrue, "", "", 2), cond{Status: corev1.ConditionTrue}, corev1.ConditionTrue},
+		{"ready at an older generation", sks(corev1.ConditionTrue, "", "", 1), cond{Status: corev1.ConditionUnknown}, corev1.ConditionUnknown},
+		{"failed", sks(corev1.ConditionFalse, "FailedCreate", full, 2), cond{corev1.ConditionFalse, "FailedCreate", full}, corev1.ConditionFalse},
+		{"waiting for endpoints", sks(corev1.ConditionUnknown, "NoHealthyBackends", "none", 2), cond{corev1.ConditionUnknown, "NoHealthyBackends", "none"}, corev1.ConditionUnknown},
+		{"no status yet", sks("", "", "", 0), cond{corev1.ConditionUnknown, "Pending", ""}, corev1.ConditionUnknown},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var s autoscalingv1alpha1.PodAutoscalerStatus
+			autoscalingv1alpha1.PodAutoscalerConditions.Manage(&s.Status).InitializeConditions()
+			MarkStatus(&s, 1, 1, tc.sks)
+			c := s.GetCondition(autoscalingv1alpha1.PodAutoscalerConditionSKSReady)
+			if diff := cmp.Diff(tc.want, cond{c.Status, c.Reason, c.Message}); diff != "" {
+				t.Errorf("SKSReady (-want +got):\n%s", diff)
+			}
+			if got := s.GetCondition(duckv1.ConditionReady).Status; got != tc.wantReady {
+				t.Errorf("Ready = %s, want %s", got, tc.wantReady)
+			}
+		})
+	}
+}
