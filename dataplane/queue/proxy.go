@@ -26,6 +26,7 @@ var revisionHeaders = []string{"Knative-Serving-Revision", "Knative-Serving-Name
 var forwardingHeaders = []string{"Forwarded", "X-Forwarded-Host", "X-Forwarded-Proto"}
 
 // newAppProxy returns the reverse proxy to the app at addr (host:port),
+// the slow path (h1forward.go mirrors its rules for the fast one),
 // keeping the client's Host, appending the client to X-Forwarded-For,
 // passing upgrades (websockets) through, and answering 502 with a clear
 // body when the app cannot be reached.
@@ -83,22 +84,43 @@ func newAppProxy(addr string, transport http.RoundTripper, log *slog.Logger) *ht
 	}
 }
 
+// newAppForwarder returns what sends requests to the app at addr: the
+// fast path on t's HTTP/1.1 connection pool unless the app speaks only
+// h2c, and newAppProxy for the rest.
+func newAppForwarder(addr string, t *appTransport, log *slog.Logger) *appForwarder {
+	f := &appForwarder{addr: addr, slow: newAppProxy(addr, t, log), log: log}
+	if t.protocol != ProtocolH2C {
+		f.pool = t.h1
+	}
+	return f
+}
+
 // appTransport picks HTTP/1.1 or h2c for each request to the app: the
 // one the app's port name asks for, else the protocol the request came in
-// with (Knative's auto transport), so gRPC stays HTTP/2 end to end.
+// with (Knative's auto transport), so gRPC stays HTTP/2 end to end. h1 is
+// the fast path's own pool of HTTP/1.1 connections.
 type appTransport struct {
 	*forward.Transport
 	protocol Protocol
+	h1       *connPool
 }
 
-// newAppTransport returns pooled transports to the app on loopback, with
-// many idle connections kept (every request goes to one host).
-func newAppTransport(protocol Protocol, containerConcurrency int) *appTransport {
+// newAppTransport returns pooled transports to the app at addr on
+// loopback, with many idle connections kept (every request goes to one
+// host).
+func newAppTransport(addr string, protocol Protocol, containerConcurrency int) *appTransport {
 	idle := 1000
 	if containerConcurrency > 0 {
 		idle = max(containerConcurrency, 100)
 	}
-	return &appTransport{Transport: forward.NewTransport(idle, idle), protocol: protocol}
+	return &appTransport{Transport: forward.NewTransport(idle, idle), protocol: protocol, h1: newConnPool(addr, idle)}
+}
+
+// close closes every idle connection and makes the fast path's pool
+// close the ones still in use when they come back.
+func (t *appTransport) close() {
+	t.CloseIdleConnections()
+	t.h1.closeIdle(true)
 }
 
 func (t *appTransport) RoundTrip(r *http.Request) (*http.Response, error) {

@@ -63,7 +63,7 @@ func NewServer(cfg Config) (*Server, error) {
 		tracker:   newRequestTracker(start),
 		prober:    newProber(probes, log),
 		drain:     newDrainer(),
-		transport: newAppTransport(cfg.UserProtocol, cfg.ContainerConcurrency),
+		transport: newAppTransport(cfg.userAddr(), cfg.UserProtocol, cfg.ContainerConcurrency),
 	}
 	s.stats = newStatsReporter(s.tracker, Stat{
 		Namespace: cfg.Namespace, Configuration: cfg.Configuration, Revision: cfg.Revision, PodName: cfg.Pod,
@@ -126,7 +126,7 @@ func NewServer(cfg Config) (*Server, error) {
 // stack builds the serving port's handler chain. This is the one place
 // the order is written; the request enters at the first line.
 func (s *Server) stack(metrics *requestMetrics) http.Handler {
-	var h http.Handler = newAppProxy(s.cfg.userAddr(), s.transport, s.log)
+	var h http.Handler = newAppForwarder(s.cfg.userAddr(), s.transport, s.log)
 	if s.breaker != nil {
 		h = &breakerHandler{next: h, breaker: s.breaker}
 	}
@@ -227,5 +227,5 @@ func (s *Server) closeAll() {
 	for _, srv := range []*http.Server{s.serving, s.admin, s.metrics} {
 		srv.Close()
 	}
-	s.transport.CloseIdleConnections()
+	s.transport.close()
 }
