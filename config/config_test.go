@@ -168,3 +168,22 @@ func TestStoreKeepsLastGoodSnapshot(t *testing.T) {
 		t.Errorf("after delete min-non-active-revisions = %d, want the default 20", got)
 	}
 }
+
+func TestParseNetworkEgressAllow(t *testing.T) {
+	n, err := ParseNetwork(map[string]string{"egress-allow": "127.0.0.1:9000,\n10.0.0.0/8 git.internal.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range n.EgressAllow {
+		got = append(got, r.String())
+	}
+	if diff := cmp.Diff([]string{"127.0.0.1:9000", "10.0.0.0/8", "git.internal.example"}, got); diff != "" {
+		t.Errorf("egress-allow (-want +got):\n%s", diff)
+	}
+	if n, _ := ParseNetwork(nil); len(n.EgressAllow) != 0 {
+		t.Errorf("default egress-allow = %v, want none", n.EgressAllow)
+	}
+	_, err = ParseNetwork(map[string]string{"egress-allow": "127.0.0.1:http"})
+	checkErr(t, err, `config-network: egress-allow: "127.0.0.1:http": port "http" is not a number from 1 to 65535`)
+}

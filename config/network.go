@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"text/template"
+
+	"github.com/knitops/knit/gitsync/egress"
 )
 
 // ConfigMap names, Knative's.
@@ -94,12 +96,18 @@ func matches(sel, labels map[string]string) bool {
 	return true
 }
 
-// Network is config-network: how host names are made.
+// Network is config-network: how host names are made, and, knit's own
+// key, where knit may connect on a user's behalf.
 type Network struct {
 	DomainTemplate string
 	TagTemplate    string
 	// DefaultExternalScheme is http or https for Route URLs.
 	DefaultExternalScheme string
+	// EgressAllow (key egress-allow) lists the addresses, ranges and host
+	// names EventSinks and GitRepositories may reach although egress
+	// refuses them by default (loopback, link-local, the control plane's
+	// own), e.g. "127.0.0.1:9000, git.internal.example".
+	EgressAllow []egress.Rule
 
 	domainTmpl *template.Template
 	tagTmpl    *template.Template
@@ -120,6 +128,9 @@ func ParseNetwork(data map[string]string) (*Network, error) {
 		return nil, p.err
 	}
 	var err error
+	if n.EgressAllow, err = egress.ParseRules(data[egress.AllowKey]); err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", NetworkConfigName, egress.AllowKey, err)
+	}
 	if n.domainTmpl, err = template.New("domain").Option("missingkey=error").Parse(n.DomainTemplate); err != nil {
 		return nil, fmt.Errorf("%s: domain-template: %w", NetworkConfigName, err)
 	}

@@ -78,6 +78,8 @@ func (j *forgeJourney) setup(t *testing.T) {
 	ctx := context.Background()
 	j.forge.CreateRepo(forgeRepo)
 	j.app.git("push", "--quiet", j.forge.CloneURL(forgeRepo), "main")
+	// Gitea and the sink listen on loopback: the operator allows them.
+	allowEgress(t, j.c, strings.TrimPrefix(j.forge.URL, "http://"), j.sink.addr())
 	objs := []client.Object{
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "gitea"}, Data: map[string][]byte{
 			"username": []byte(j.forge.User), "password": []byte(j.forge.Token), "webhookSecret": []byte(forgeSecret),

@@ -62,9 +62,11 @@ func TestGitOpsJourney(t *testing.T) {
 	j := &gitopsJourney{t: t, d: d, c: d.client(t), ready: map[string]string{}}
 
 	// The sinks listen before the first push, so they hear everything.
+	// They listen on loopback, where knit's egress policy sends nothing
+	// until an operator allows it: the first is refused, then allowed.
 	j.binary, j.structured = startEventSink(t), startEventSink(t)
-	j.createSink("journey-binary", j.binary, knitv1alpha1.EventEncodingBinary)
-	j.createSink("journey-structured", j.structured, knitv1alpha1.EventEncodingStructured)
+	j.createSink("journey-binary", j.binary, knitv1alpha1.EventEncodingBinary, true)
+	j.createSink("journey-structured", j.structured, knitv1alpha1.EventEncodingStructured, false)
 
 	j.app = newGitWorkTree(t, filepath.Join(repoRoot, "examples", "gitops-hello"), "Hello, GitOps\n\nThe first deploy.")
 	j.app.git("remote", "add", "knit", "http://"+d.gitAddr+"/git/hello.git")
@@ -447,12 +449,22 @@ func (j *gitopsJourney) knit(args ...string) string {
 	return string(out)
 }
 
-func (j *gitopsJourney) createSink(name string, s *eventSink, encoding knitv1alpha1.EventEncoding) {
+// createSink creates an EventSink for s and waits until it is Ready: with
+// refusedFirst, it sees the egress policy refuse s's loopback address
+// before allowing it, else it allows it first.
+func (j *gitopsJourney) createSink(name string, s *eventSink, encoding knitv1alpha1.EventEncoding, refusedFirst bool) {
 	j.t.Helper()
 	es := &knitv1alpha1.EventSink{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
 		Spec: knitv1alpha1.EventSinkSpec{URI: s.URL(), Encoding: encoding}}
+	if !refusedFirst {
+		allowEgress(j.t, j.c, s.addr())
+	}
 	if err := j.c.Create(context.Background(), es); err != nil {
 		j.t.Fatal(err)
+	}
+	if refusedFirst {
+		waitSinkRefused(j.t, j.c, es)
+		allowEgress(j.t, j.c, s.addr())
 	}
 	waitFor(j.t, "EventSink "+name+" ready", time.Minute, func(ctx context.Context) (bool, string) {
 		if err := j.c.Get(ctx, client.ObjectKeyFromObject(es), es); err != nil {

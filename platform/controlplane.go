@@ -47,6 +47,7 @@ type ControlPlaneOptions struct {
 	// QueueEnv is added to every queue-proxy's environment.
 	QueueEnv []corev1.EnvVar
 	// GitCache keeps fetched repositories for the GitRepository reconciler.
+	// Without an Egress of its own it gets EgressPolicy's.
 	GitCache *gitsource.Cache
 	// Builds, when set, builds ko:// images of Git commits in Jobs and
 	// pushes them to a registry (cluster mode); nil leaves ko:// images to
@@ -83,11 +84,15 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 	if logger == nil {
 		logger = slog.Default()
 	}
-	dispatcher, err := events.NewDispatcher(events.Options{Registerer: metrics.Registry, Logger: logger})
+	egressPolicy := EgressPolicy(mgr.GetConfig(), opts.Store)
+	dispatcher, err := events.NewDispatcher(events.Options{Registerer: metrics.Registry, Logger: logger, Egress: egressPolicy})
 	if err != nil {
 		return nil, fmt.Errorf("event dispatcher: %w", err)
 	}
 	announcer := announce.New(mgr.GetClient(), dispatcher)
+	if opts.GitCache.Egress == nil {
+		opts.GitCache.Egress = egressPolicy
+	}
 	steps := []step{
 		{"config", func() error { return opts.Store.SetupWithManager(mgr) }},
 		{"service", func() error { return service.SetupWithManager(mgr) }},

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/knitops/knit/api"
+	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/config"
 )
@@ -146,6 +147,20 @@ func TestAdmissionThroughAPIServer(t *testing.T) {
 		err := c.Create(ctx, big)
 		if want := "spec.template.metadata.annotations: Too long: may not be more than 262144 bytes in all"; err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("create: err = %v\nwant it to contain %s", err, want)
+		}
+	})
+
+	t.Run("an EventSink that is not http(s) is refused by its CRD", func(t *testing.T) {
+		for _, uri := range []string{"file:///etc/passwd", "gopher://127.0.0.1:2379/", "ftp://example.com/"} {
+			es := &knitv1alpha1.EventSink{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "sink"}, Spec: knitv1alpha1.EventSinkSpec{URI: uri}}
+			err := c.Create(ctx, es)
+			if want := "must be an http:// or https:// URL: knit POSTs CloudEvents to it"; err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("create with %s: err = %v\nwant it to contain %s", uri, err, want)
+			}
+		}
+		ok := &knitv1alpha1.EventSink{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "sink"}, Spec: knitv1alpha1.EventSinkSpec{URI: "HTTPS://hooks.example.com/knit"}}
+		if err := c.Create(ctx, ok, client.DryRunAll); err != nil {
+			t.Errorf("an https sink: %v", err)
 		}
 	})
 

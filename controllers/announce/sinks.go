@@ -69,16 +69,32 @@ func (r *sinksReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	return ctrl.Result{RequeueAfter: statsPeriod}, r.markStatus(ctx, es)
 }
 
+// ReasonEgressDenied is the EventSink's Ready reason when knit's egress
+// policy refuses its address: loopback, link-local, the control plane's
+// own, or a scheme other than http(s), unless an operator allows it in
+// config-network's egress-allow.
+const ReasonEgressDenied = "EgressDenied"
+
+// markStatus writes the sink's Ready and delivery counts. Ready is False
+// when the URI is unusable, when the egress policy refuses where it points
+// now, or when it refused the address the last delivery resolved to (a
+// name that changed its answer); events for a refused sink are dropped,
+// never sent.
 func (r *sinksReconciler) markStatus(ctx context.Context, es *knitv1alpha1.EventSink) error {
 	before := es.Status.DeepCopy()
 	conds := knitv1alpha1.EventSinkConditions.Manage(&es.Status.Status)
 	s := sinkOf(es)
+	st, delivering := r.a.dispatcher.Stats()[s.Name]
 	if err := s.Validate(); err != nil {
 		conds.MarkFalse(duckv1.ConditionReady, "InvalidSink", err.Error())
+	} else if err := r.a.dispatcher.CheckSink(ctx, s); err != nil {
+		conds.MarkFalse(duckv1.ConditionReady, ReasonEgressDenied, err.Error())
+	} else if delivering && st.Denied != "" {
+		conds.MarkFalse(duckv1.ConditionReady, ReasonEgressDenied, st.Denied)
 	} else {
 		conds.MarkTrue(duckv1.ConditionReady)
 	}
-	if st, ok := r.a.dispatcher.Stats()[s.Name]; ok {
+	if delivering {
 		es.Status.Delivered, es.Status.Dropped = int64(st.Delivered), int64(st.Dropped)
 	}
 	es.Status.ObservedGeneration = es.Generation

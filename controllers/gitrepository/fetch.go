@@ -33,7 +33,7 @@ func (r *Reconciler) fetchIfDue(ctx context.Context, repo *knitv1alpha1.GitRepos
 	fetchesTotal.WithLabelValues(repo.Namespace, repo.Name).Inc()
 	fetched, err := r.cache.Fetch(ctx, cacheKey(client.ObjectKeyFromObject(repo)), repo.Spec.URL, branches, auth)
 	if err != nil {
-		conds.MarkFalse(knitv1alpha1.GitRepositoryConditionFetched, "FetchFailed", err.Error())
+		conds.MarkFalse(knitv1alpha1.GitRepositoryConditionFetched, fetchFailedReason(err), err.Error())
 		return err
 	}
 	conds.MarkTrue(knitv1alpha1.GitRepositoryConditionFetched)

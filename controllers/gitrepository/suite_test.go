@@ -71,7 +71,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(cacheDir)
-	if err := SetupWithManager(mgr, Options{Cache: &gitsource.Cache{Dir: cacheDir}, Announcer: announced, Triggers: triggers}); err != nil {
+	if err := SetupWithManager(mgr, Options{Cache: &gitsource.Cache{Dir: cacheDir, Egress: localDirs}, Announcer: announced, Triggers: triggers}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -43,6 +43,19 @@ type SinkStats struct {
 	Dropped int64
 	// Queued events wait for delivery now, the one in flight excluded.
 	Queued int
+	// Denied is the egress policy's last refusal of the sink's address at
+	// delivery, "" when there was none since its URL last changed.
+	Denied string
+}
+
+// CheckSink says whether the egress policy lets s be delivered to, as far
+// as can be known before sending: its scheme, and the addresses its host
+// is or resolves to now. Each connection is checked again when made.
+func (d *Dispatcher) CheckSink(ctx context.Context, s Sink) error {
+	if d.opts.Egress == nil {
+		return nil
+	}
+	return d.opts.Egress().CheckResolved(ctx, s.URL)
 }
 
 // NewDispatcher validates opts and returns a Dispatcher with no sinks.

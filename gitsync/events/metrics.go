@@ -11,6 +11,7 @@ import (
 const (
 	dropOverflow = "overflow" // the sink's queue was full
 	dropRejected = "rejected" // the sink answered a 4xx other than 408/429
+	dropDenied   = "denied"   // the egress policy refused the sink's address
 	dropRemoved  = "removed"  // the sink was removed with events queued
 	dropShutdown = "shutdown" // Close's deadline passed with events queued
 )

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/knitops/knit/gitsync/egress"
 )
 
 // Defaults for Options left zero.
@@ -37,9 +39,14 @@ type Options struct {
 	BackoffMax time.Duration
 	// AttemptTimeout bounds one HTTP delivery. Zero means DefaultAttemptTimeout.
 	AttemptTimeout time.Duration
-	// HTTPClient sends the requests; nil means a client of its own. Its
-	// Timeout, if any, applies on top of AttemptTimeout.
+	// HTTPClient sends the requests; nil means a client of its own whose
+	// connections obey Egress. Its Timeout, if any, applies on top of
+	// AttemptTimeout.
 	HTTPClient *http.Client
+	// Egress is where sinks may be, asked anew for every connection (the
+	// operator may change it); nil allows everything. A delivery the
+	// policy refuses is dropped at once, not retried.
+	Egress func() *egress.Policy
 	// Registerer receives the dispatcher's metrics; nil keeps them
 	// unregistered (Stats still counts). Metrics already registered by
 	// another Dispatcher on the same registry are shared.
@@ -73,7 +80,7 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("BackoffMax %v is below BackoffBase %v", o.BackoffMax, o.BackoffBase))
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		o.HTTPClient = &http.Client{Transport: egress.Transport(o.Egress)}
 	}
 	if o.Registerer == nil {
 		o.Registerer = prometheus.NewRegistry()

@@ -14,6 +14,8 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	"github.com/cloudevents/sdk-go/v2/binding"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
+
+	"github.com/knitops/knit/gitsync/egress"
 )
 
 // worker delivers one sink's events, one at a time, in queue order.
@@ -35,6 +37,9 @@ type worker struct {
 	stopReason  string // why the queue is being abandoned
 
 	delivered, failedAttempts, rejected, dropped atomic.Int64
+	// denied is the egress policy's last refusal of this sink ("" for
+	// none since the sink was set), for its EventSink's condition.
+	denied atomic.Pointer[string]
 	// lost counts events abandoned by stop, queued or in flight.
 	lost atomic.Int64
 }
@@ -55,6 +60,7 @@ func (w *worker) setSink(s Sink) {
 	defer w.mu.Unlock()
 	if w.sink.URL != s.URL || w.sink.Mode != s.Mode {
 		w.log.Info("Updated event sink", "url", s.URL, "mode", s.Mode)
+		w.denied.Store(nil) // a new address gets a new verdict
 	}
 	w.sink = s
 }
@@ -175,6 +181,7 @@ func (w *worker) deliver(q queued) {
 	for attempt := 0; ; attempt++ {
 		retry, err := w.attempt(q.event)
 		if err == nil {
+			w.denied.Store(nil) // the operator allowed the address since
 			w.delivered.Add(1)
 			w.d.metrics.delivered.WithLabelValues(w.key).Inc()
 			w.d.metrics.latency.WithLabelValues(w.key).Observe(time.Since(q.enqueued).Seconds())
@@ -187,6 +194,16 @@ func (w *worker) deliver(q queued) {
 		}
 		w.failedAttempts.Add(1)
 		w.d.metrics.failed.WithLabelValues(w.key).Inc()
+		var denied *egress.DeniedError
+		if errors.As(err, &denied) {
+			// The policy will refuse every retry too: the EventSink's
+			// condition says so and an operator may allow the address.
+			msg := denied.Error()
+			w.denied.Store(&msg)
+			w.drop(dropDenied, 1)
+			log.Error("Egress policy refused the event sink's address; not retrying", "err", err)
+			return
+		}
 		if !retry {
 			w.rejected.Add(1)
 			w.drop(dropRejected, 1)
@@ -254,5 +271,13 @@ func (w *worker) stats() SinkStats {
 		Rejected:       w.rejected.Load(),
 		Dropped:        w.dropped.Load(),
 		Queued:         n,
+		Denied:         deref(w.denied.Load()),
 	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

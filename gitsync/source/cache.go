@@ -13,6 +13,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+
+	"github.com/knitops/knit/gitsync/egress"
 )
 
 // remoteName is the name branches are fetched under in a cache repository.
@@ -22,6 +24,12 @@ const remoteName = "origin"
 type Cache struct {
 	// Dir is where the bare cache repositories live, one per key.
 	Dir string
+	// Egress is where fetches may go, asked at each fetch: URLs with
+	// another scheme than http(s) are refused before any connection, and
+	// each connection on the address it resolved to (egress.DialContext).
+	// Nil is the default policy, which refuses local directories and
+	// loopback too: a test fetching from them allows them explicitly.
+	Egress func() *egress.Policy
 
 	mu    sync.Mutex
 	repos map[string]*repo
@@ -43,6 +51,10 @@ type Fetched struct {
 // Fetch brings branches of url into the cache repository named key (e.g.
 // "<namespace>/<name>") and reports their heads. auth may be nil.
 func (c *Cache) Fetch(ctx context.Context, key, url string, branches []string, auth transport.AuthMethod) (Fetched, error) {
+	ctx, err := c.guard(ctx, url)
+	if err != nil {
+		return Fetched{}, err
+	}
 	r, err := c.open(key)
 	if err != nil {
 		return Fetched{}, err

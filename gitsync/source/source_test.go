@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+
+	"github.com/knitops/knit/gitsync/egress"
 )
 
 // gitRepo makes a repository with the git CLI and returns a function that
@@ -35,6 +37,10 @@ func gitRepo(t *testing.T) (string, func(args ...string) string) {
 	return dir, run
 }
 
+// localDirs is the egress policy of tests that fetch from a local
+// directory, which knit's default policy refuses.
+func localDirs() *egress.Policy { return &egress.Policy{Schemes: []string{"file"}} }
+
 func writeFile(t *testing.T, dir, name, content string) {
 	t.Helper()
 	path := filepath.Join(dir, name)
@@ -54,7 +60,7 @@ func TestFetchCommitCheckout(t *testing.T) {
 	git("commit", "-qm", "first")
 	first := git("rev-parse", "HEAD")
 
-	c := &Cache{Dir: t.TempDir()}
+	c := &Cache{Dir: t.TempDir(), Egress: localDirs}
 	ctx := context.Background()
 	got, err := c.Fetch(ctx, "default/hello", dir, []string{"main", "feature"}, nil)
 	if err != nil {
@@ -121,7 +127,7 @@ func TestFetchCommitCheckout(t *testing.T) {
 
 func TestFetchEmptyRemote(t *testing.T) {
 	dir, _ := gitRepo(t)
-	c := &Cache{Dir: t.TempDir()}
+	c := &Cache{Dir: t.TempDir(), Egress: localDirs}
 	got, err := c.Fetch(context.Background(), "default/empty", dir, []string{"main"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +163,12 @@ func TestFetchOverHTTPWithAuth(t *testing.T) {
 	defer srv.Close()
 	url := srv.URL + "/" + filepath.Base(dir) + "/.git"
 
-	c := &Cache{Dir: t.TempDir()}
+	// The server listens on loopback: allowed explicitly, as an operator would.
+	allowed, err := egress.ParseRules(srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Cache{Dir: t.TempDir(), Egress: func() *egress.Policy { return &egress.Policy{Allow: allowed} }}
 	if _, err := c.Fetch(context.Background(), "default/private", url, []string{"main"}, nil); err == nil {
 		t.Fatal("fetch without credentials succeeded")
 	}

@@ -94,6 +94,9 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, router *ingress
 	if err != nil {
 		return err
 	}
+	if git.cache.Egress, err = gitEgress(apiSrv.config, store, gitSrv.URL()); err != nil {
+		return err
+	}
 	adm, err := newAdmissionServer(opts.StateDir, apiSrv.issuer)
 	if err != nil {
 		return err

@@ -38,8 +38,12 @@ const (
 
 // EventSinkSpec says where to send which events.
 type EventSinkSpec struct {
-	// URI of the sink; events are POSTed to it.
+	// URI of the sink; events are POSTed to it. Only http and https are
+	// accepted; where it may point is knit's egress policy's to say
+	// (loopback, link-local and the control plane's own addresses are
+	// refused unless config-network's egress-allow lists them).
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:XValidation:rule="self.lowerAscii().startsWith('http://') || self.lowerAscii().startsWith('https://')",message="must be an http:// or https:// URL: knit POSTs CloudEvents to it"
 	URI string `json:"uri"`
 	// Types of events to send; empty means all.
 	// +optional

@@ -40,8 +40,11 @@ const (
 
 // GitRepositorySpec says where the repository is and what to deploy from it.
 type GitRepositorySpec struct {
-	// URL of the repository (https://, http:// or ssh://). Repositories
-	// pushed to knit's own Git server get theirs filled in.
+	// URL of the repository (https:// or http://; knit's egress policy
+	// refuses other schemes, and loopback, link-local and the control
+	// plane's own addresses unless config-network's egress-allow lists
+	// them). Repositories pushed to knit's own Git server get theirs
+	// filled in.
 	// +kubebuilder:validation:MinLength=1
 	URL string `json:"url"`
 	// Branches to track; the first one is the main branch, whose Services

@@ -1,0 +1,37 @@
+package gitrepository
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/knitops/knit/gitsync/egress"
+	gitsource "github.com/knitops/knit/gitsync/source"
+)
+
+// A GitRepository whose URL the egress policy refuses (here, a listener on
+// loopback, as the credential-stealing push in issue #10 used) fails its
+// Fetched condition with EgressDenied, not a generic FetchFailed.
+func TestFetchFailedReason(t *testing.T) {
+	cache := &gitsource.Cache{Dir: t.TempDir(), Egress: func() *egress.Policy { return &egress.Policy{} }}
+	_, denied := cache.Fetch(context.Background(), "default/steal", "http://127.0.0.1:4444/steal.git", []string{"main"}, nil)
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{denied, ReasonEgressDenied},
+		{fmt.Errorf("pass: %w", denied), ReasonEgressDenied},
+		{errors.New("list branches of https://example.com/r.git: authentication required"), "FetchFailed"},
+	}
+	for _, tc := range tests {
+		if got := fetchFailedReason(tc.err); got != tc.want {
+			t.Errorf("fetchFailedReason(%v) = %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}
+
+// localDirs is the egress policy of the suite, whose repositories are
+// local directories: the default policy refuses them, as it would a user's
+// file:// URL, so the tests allow them explicitly.
+func localDirs() *egress.Policy { return &egress.Policy{Schemes: []string{"file"}} }
