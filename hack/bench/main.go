@@ -33,7 +33,10 @@ type options struct {
 	cpuProfile  string
 	// knativeQueue is Knative's queue-proxy binary; empty skips its paths.
 	knativeQueue string
-	queueProfile string
+	// queueProfile is where -queue-profile writes; profileC and
+	// profileCC are the concurrency and containerConcurrency it profiles.
+	queueProfile        string
+	profileC, profileCC int
 }
 
 // measures reports whether the path named name is measured (-paths).
@@ -56,7 +59,9 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.out, "out", "docs/benchmarks.md", "markdown report to write (empty: print only)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the request-path part (the in-process proxies and load generator) here")
 	flag.StringVar(&o.knativeQueue, "knative-queue", "", "Knative's queue-proxy binary (make knative-queue); default <bin-dir>/knative-queue, \"off\" skips its paths")
-	flag.StringVar(&o.queueProfile, "queue-profile", "", "after the measurement, profile one more knit-queue process under load at c10 and write its CPU and allocation profiles to this directory")
+	flag.StringVar(&o.queueProfile, "queue-profile", "", "after the measurement, profile one more knit-queue process under load and write its CPU and allocation profiles to this directory")
+	flag.IntVar(&o.profileC, "queue-profile-c", 10, "the concurrency of -queue-profile's load")
+	flag.IntVar(&o.profileCC, "queue-profile-cc", 0, "the containerConcurrency of -queue-profile's knit-queue")
 	flag.Parse()
 	for _, f := range strings.Split(*conc, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))

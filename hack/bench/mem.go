@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 )
 
 // memUsage is a process's resident memory as /proc/<pid>/status reports
@@ -61,4 +62,39 @@ func parseMemUsage(status []byte) (memUsage, error) {
 		return memUsage{}, fmt.Errorf("status has %d of VmRSS, RssAnon, RssFile, VmHWM", seen)
 	}
 	return u, nil
+}
+
+// clockTick is USER_HZ, the unit of /proc/<pid>/stat's CPU times: 100 on
+// every Linux architecture Go supports.
+const clockTick = 10 * time.Millisecond
+
+// readCPU is the CPU time a process used so far, user and system, with
+// its threads: fields 14 and 15 of /proc/<pid>/stat.
+func readCPU(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseCPU(data)
+}
+
+func parseCPU(stat []byte) (time.Duration, error) {
+	// The command name, field 2, is in parentheses and may hold spaces.
+	end := bytes.LastIndexByte(stat, ')')
+	if end < 0 {
+		return 0, errors.New("stat: no command name")
+	}
+	f := bytes.Fields(stat[end+1:]) // f[0] is field 3
+	if len(f) < 13 {
+		return 0, fmt.Errorf("stat: %d fields after the command name, want 13 or more", len(f))
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(string(s), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("stat: %w", err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * clockTick, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -29,6 +30,27 @@ func TestParseMemUsage(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(memUsage{})); !tt.wantErr && diff != "" {
 				t.Errorf("parseMemUsage (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseCPU(t *testing.T) {
+	tests := []struct {
+		name    string
+		stat    string
+		want    time.Duration
+		wantErr bool
+	}{
+		{"a process", "4242 (knit-queue) S 1 4242 4242 0 -1 4194560 1234 0 0 0 150 25 0 0 20 0 6 0 12345 1333900288 2532 18446744073709551615", 1750 * time.Millisecond, false},
+		{"spaces and parentheses in the name", "7 (a (b) c) R 1 7 7 0 -1 0 0 0 0 0 3 4 0 0 20 0 1 0 1 0 0 0", 70 * time.Millisecond, false},
+		{"truncated", "7 (x) R 1 7", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseCPU([]byte(tt.stat))
+			if (err != nil) != tt.wantErr || got != tt.want {
+				t.Errorf("parseCPU = %v, %v; want %v (error %t)", got, err, tt.want, tt.wantErr)
 			}
 		})
 	}

@@ -254,6 +254,23 @@ func (p *proxyProc) memory() (memUsage, error) {
 	return readMemUsage(p.cmd.Process.Pid)
 }
 
+// cpuMeter returns a queuebench Measure hook adding the CPU time the
+// process spends during a measured run to *total; it adds nothing when
+// the time cannot be read (not Linux).
+func (p *proxyProc) cpuMeter(total *time.Duration) func(start bool) {
+	var before time.Duration
+	var ok bool
+	return func(start bool) {
+		now, err := readCPU(p.cmd.Process.Pid)
+		switch {
+		case start:
+			before, ok = now, err == nil
+		case ok && err == nil:
+			*total += now - before
+		}
+	}
+}
+
 // explain names the process and adds the end of its log to err.
 func (p *proxyProc) explain(err error) error {
 	data, _ := os.ReadFile(p.logPath)

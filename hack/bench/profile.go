@@ -14,12 +14,10 @@ import (
 	"github.com/knitops/knit/dataplane/queue/queuebench"
 )
 
-// profileConcurrency is the load a knit-queue profile is taken under.
-const profileConcurrency = 10
-
-// profileKnitQueue starts one more knit-queue process, cc=0, with
-// profiling on (the measured ones run without), loads it at
-// profileConcurrency for the cell duration and writes its CPU profile
+// profileKnitQueue starts one more knit-queue process at
+// containerConcurrency o.profileCC, with profiling on (the measured ones
+// run without), loads it at concurrency o.profileC for the cell duration
+// and writes its CPU profile
 // over that load and its allocation profile to knit-queue.cpu.pprof and
 // knit-queue.allocs.pprof in o.queueProfile. Read them with
 // `go tool pprof -top <binary> <profile>`; the binary is copied beside
@@ -32,7 +30,7 @@ func profileKnitQueue(ctx context.Context, knitQueue, appURL, tmp string, o opti
 	if err != nil {
 		return err
 	}
-	env, addr, err := queueEnv(appPort, 0)
+	env, addr, err := queueEnv(appPort, o.profileCC)
 	if err != nil {
 		return err
 	}
@@ -43,7 +41,7 @@ func profileKnitQueue(ctx context.Context, knitQueue, appURL, tmp string, o opti
 	_, adminPort, _ := net.SplitHostPort(admin)
 	env = append(env, "ENABLE_PROFILING=true", "QUEUE_ADMIN_PORT="+adminPort) // later entries win
 	pr := &proxyProc{
-		path:  path{name: "profiled-knit-cc0", label: "knit-queue, cc=0, profiled", url: "http://" + addr},
+		path:  path{name: "profiled-knit", label: fmt.Sprintf("knit-queue, cc=%d, profiled", o.profileCC), url: "http://" + addr},
 		bin:   knitQueue,
 		probe: http.Header{"K-Network-Probe": {"queue"}},
 	}
@@ -57,11 +55,11 @@ func profileKnitQueue(ctx context.Context, knitQueue, appURL, tmp string, o opti
 	load := make(chan error, 1)
 	go func() {
 		r, err := queuebench.Run(ctx, queuebench.LoadSpec{
-			URL: pr.path.url, Concurrency: profileConcurrency, Warmup: o.warmup,
+			URL: pr.path.url, Concurrency: o.profileC, Warmup: o.warmup,
 			Duration: time.Duration(seconds)*time.Second + 500*time.Millisecond, MaxRequests: o.maxRequests,
 		})
 		if err == nil {
-			fmt.Fprintf(progress, "c%-4d %-44s %s\n", profileConcurrency, pr.path.label, r)
+			fmt.Fprintf(progress, "c%-4d %-44s %s\n", o.profileC, pr.path.label, r)
 		}
 		load <- err
 	}()

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/knitops/knit/dataplane/queue/queuebench"
 )
@@ -50,12 +51,14 @@ func (r *report) writeRequestPath(b *strings.Builder) {
 	fmt.Fprintf(b, "off), `timeoutSeconds` 300 and `responseStartTimeoutSeconds`/`idleTimeoutSeconds` 60 (all three\n")
 	fmt.Fprintf(b, "timeouts armed), a TCP readiness probe of the app, `containerConcurrency` 0 or 10 (then a breaker\n")
 	fmt.Fprintf(b, "with 100 queued at most in both). Each process runs with the Go runtime's default GOMAXPROCS.\n")
-	fmt.Fprintf(b, "These rows are the ones the targets judge: a queue-proxy runs as its own process beside the app.\n\n")
-	fmt.Fprintf(b, "| c | path | req/s | p50 | p99 | × direct | × bareproxy | × Knative | p50 − direct | errors |\n")
-	fmt.Fprintf(b, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(b, "These rows are the ones the targets judge: a queue-proxy runs as its own process beside the app.\n")
+	fmt.Fprintf(b, "CPU/req is the proxy process's own CPU time (user and system, from `/proc/<pid>/stat`, 10 ms\n")
+	fmt.Fprintf(b, "ticks) over the measured requests: what the proxy costs per request, whatever else the machine runs.\n\n")
+	fmt.Fprintf(b, "| c | path | req/s | p50 | p99 | × direct | × bareproxy | × Knative | p50 − direct | errors | CPU/req |\n")
+	fmt.Fprintf(b, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, cl := range r.request.cells {
 		if cl.path.proc {
-			fmt.Fprintf(b, "| %d | %s | %s |\n", cl.concurrency, cl.path.label, strings.Join(r.row(cl, pathProcBare, true), " | "))
+			fmt.Fprintf(b, "| %d | %s | %s | %s |\n", cl.concurrency, cl.path.label, strings.Join(r.row(cl, pathProcBare, true), " | "), fmtCPUPerRequest(cl))
 		}
 	}
 	r.writeSideBySide(b)
@@ -178,6 +181,14 @@ func (r *report) writeErrors(b *strings.Builder) {
 	if len(failures) > 0 {
 		fmt.Fprintf(b, "\nErrors:\n\n%s\n", strings.Join(failures, "\n"))
 	}
+}
+
+// fmtCPUPerRequest is a process cell's CPU time per request.
+func fmtCPUPerRequest(cl cell) string {
+	if cl.cpu <= 0 || cl.result.Requests == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f µs", float64(cl.cpu/time.Nanosecond)/float64(cl.result.Requests)/1e3)
 }
 
 func fmtMiB(n uint64) string {

@@ -18,6 +18,9 @@ type cell struct {
 	path        path
 	concurrency int
 	result      queuebench.Result
+	// cpu is the CPU time a proxy process spent on the measured
+	// requests; 0 for paths in the bench's process.
+	cpu time.Duration
 }
 
 // requestPath is what the request-path part measured.
@@ -78,14 +81,23 @@ func measureRequestPath(ctx context.Context, root string, o options, progress io
 		}
 		defer pprof.StopCPUProfile()
 	}
+	procOf := map[string]*proxyProc{}
+	for _, pr := range specs {
+		procOf[pr.path.name] = pr
+	}
 	for _, c := range o.concurrency {
 		runs := make([][]queuebench.Result, len(list))
+		cpu := make([]time.Duration, len(list))
 		for range o.slices {
 			for i, pa := range list {
-				r, err := queuebench.Run(ctx, queuebench.LoadSpec{
+				spec := queuebench.LoadSpec{
 					URL: pa.url, Host: pa.host, Concurrency: c,
 					Duration: o.duration / time.Duration(o.slices), MaxRequests: o.maxRequests / o.slices, Warmup: o.warmup,
-				})
+				}
+				if pr := procOf[pa.name]; pr != nil {
+					spec.Measure = pr.cpuMeter(&cpu[i])
+				}
+				r, err := queuebench.Run(ctx, spec)
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", pa.label, err)
 				}
@@ -97,7 +109,7 @@ func measureRequestPath(ctx context.Context, root string, o options, progress io
 		}
 		for i, pa := range list {
 			r := queuebench.Merge(runs[i])
-			rp.cells = append(rp.cells, cell{path: pa, concurrency: c, result: r})
+			rp.cells = append(rp.cells, cell{path: pa, concurrency: c, result: r, cpu: cpu[i]})
 			fmt.Fprintf(progress, "c%-4d %-44s %s\n", c, pa.label, r)
 		}
 	}

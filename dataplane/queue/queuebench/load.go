@@ -33,6 +33,10 @@ type LoadSpec struct {
 	// Warmup is an unmeasured run before the measured one, which opens
 	// every connection and fills the proxies' pools.
 	Warmup time.Duration
+	// Measure, when set, is called with true just before the measured
+	// run and with false just after it, so a caller can read counters
+	// (a proxy's CPU time) over exactly the measured requests.
+	Measure func(start bool)
 }
 
 // Result is one load run.
@@ -80,7 +84,14 @@ func Run(ctx context.Context, spec LoadSpec) (Result, error) {
 	if spec.Warmup > 0 {
 		run(ctx, conns, spec.Warmup, limit, false)
 	}
-	return run(ctx, conns, spec.Duration, limit, true), nil
+	if spec.Measure != nil {
+		spec.Measure(true)
+	}
+	r := run(ctx, conns, spec.Duration, limit, true)
+	if spec.Measure != nil {
+		spec.Measure(false)
+	}
+	return r, nil
 }
 
 // run drives one worker per connection for d or limit requests.
