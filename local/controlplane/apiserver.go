@@ -29,6 +29,7 @@ const ServiceRange = "10.0.0.0/16"
 type apiServer struct {
 	port      int
 	etcdURL   string
+	etcd      etcdPKI // the CA etcd's certificate chains to and the client certificate for it
 	certFile  string // serving certificate, signed by the CA
 	keyFile   string
 	tokenFile string // --token-auth-file with the admin token
@@ -59,6 +60,9 @@ func (a apiServer) args() []string {
 		"--tls-cert-file=" + a.certFile,
 		"--tls-private-key-file=" + a.keyFile,
 		"--etcd-servers=" + a.etcdURL,
+		"--etcd-cafile=" + a.etcd.caFile,
+		"--etcd-certfile=" + a.etcd.clientCert,
+		"--etcd-keyfile=" + a.etcd.client,
 		"--token-auth-file=" + a.tokenFile,
 		"--anonymous-auth=false",
 		"--authorization-mode=AlwaysAllow",

@@ -128,9 +128,29 @@ func (ca *CA) IssueServingCert(hosts ...string) (certPEM, keyPEM []byte, err err
 	if len(hosts) == 0 {
 		return nil, nil, errors.New("issue serving certificate: no hosts")
 	}
+	return ca.issue(hosts[0], hosts, x509.ExtKeyUsageServerAuth)
+}
+
+// IssuePeerCert is a certificate for hosts that both serves and
+// authenticates as a client: etcd's, which its member presents to its
+// own peer listener.
+func (ca *CA) IssuePeerCert(hosts ...string) (certPEM, keyPEM []byte, err error) {
+	if len(hosts) == 0 {
+		return nil, nil, errors.New("issue peer certificate: no hosts")
+	}
+	return ca.issue(hosts[0], hosts, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
+}
+
+// IssueClientCert is a client certificate for cn: how the API server
+// proves itself to etcd.
+func (ca *CA) IssueClientCert(cn string) (certPEM, keyPEM []byte, err error) {
+	return ca.issue(cn, nil, x509.ExtKeyUsageClientAuth)
+}
+
+func (ca *CA) issue(cn string, hosts []string, usages ...x509.ExtKeyUsage) (certPEM, keyPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, nil, fmt.Errorf("generate serving key: %w", err)
+		return nil, nil, fmt.Errorf("generate key for %s: %w", cn, err)
 	}
 	serial, err := randomSerial()
 	if err != nil {
@@ -139,11 +159,11 @@ func (ca *CA) IssueServingCert(hosts ...string) (certPEM, keyPEM []byte, err err
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: hosts[0]},
+		Subject:      pkix.Name{CommonName: cn},
 		NotBefore:    now.Add(-clockSkew),
 		NotAfter:     now.Add(servingValidity),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage:  usages,
 	}
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {
@@ -154,11 +174,11 @@ func (ca *CA) IssueServingCert(hosts ...string) (certPEM, keyPEM []byte, err err
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
-		return nil, nil, fmt.Errorf("sign serving certificate: %w", err)
+		return nil, nil, fmt.Errorf("sign certificate for %s: %w", cn, err)
 	}
 	keyPEM, err = encodeECKey(key)
 	if err != nil {
-		return nil, nil, fmt.Errorf("encode serving key: %w", err)
+		return nil, nil, fmt.Errorf("encode key for %s: %w", cn, err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), keyPEM, nil
 }

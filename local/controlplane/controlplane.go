@@ -20,6 +20,7 @@ type ControlPlane struct {
 	ca         *CA
 	config     *rest.Config
 	kubeconfig string
+	etcdURL    string // https, client certificates only
 	etcd       *process
 	apiserver  *process
 	controller *process // kube-controller-manager: garbage collection, namespace deletion
@@ -63,7 +64,11 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("start kube-apiserver: %w", err)
 	}
-	cp.ca, cp.config = api.ca, api.config
+	if etcd.pki, err = prepareEtcdPKI(opts.StateDir, api.ca); err != nil {
+		return nil, fmt.Errorf("start etcd: %w", err)
+	}
+	api.server.etcd = etcd.pki
+	cp.ca, cp.config, cp.etcdURL = api.ca, api.config, etcd.clientURL()
 	logger.Info("Starting etcd", "dataDir", etcd.dataDir, "url", etcd.clientURL())
 	if cp.etcd, err = startProcess("etcd", opts.binary("etcd"), etcd.args(), filepath.Join(opts.LogDir, "etcd.log")); err != nil {
 		return nil, fmt.Errorf("start etcd: %w", err)
