@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -40,11 +41,16 @@ type timeoutHandler struct {
 	next                        http.Handler
 	total, responseStart, idle  time.Duration
 	totalErr, startErr, idleErr *TimeoutError
+	// deadlines are finished requests' deadlines, each with its timer,
+	// whose timer was stopped before it fired: nothing else holds them.
+	deadlines sync.Pool
+	// base is what a deadline's start counts from.
+	base time.Time
 }
 
 func newTimeoutHandler(next http.Handler, total, responseStart, idle time.Duration) *timeoutHandler {
 	return &timeoutHandler{
-		next: next, total: total, responseStart: responseStart, idle: idle,
+		next: next, total: total, responseStart: responseStart, idle: idle, base: time.Now(),
 		totalErr: &TimeoutError{Setting: "timeoutSeconds", Limit: total, what: "request timeout: the app did not finish answering"},
 		startErr: &TimeoutError{Setting: "responseStartTimeoutSeconds", Limit: responseStart, what: "response start timeout: the app did not start answering"},
 		idleErr:  &TimeoutError{Setting: "idleTimeoutSeconds", Limit: idle, what: "idle timeout: the app wrote nothing"},
@@ -61,16 +67,16 @@ func (h *timeoutHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer releaseWriter(rw)
 	}
 	ctx, cancel := context.WithCancelCause(r.Context())
-	d := &deadline{h: h, start: time.Now(), cancel: cancel}
-	// Arm only once d.timer is set: check may Reset it.
-	d.timer = time.AfterFunc(time.Duration(1<<63-1), d.check)
-	d.timer.Reset(d.firstWait())
+	d := h.arm(cancel)
 	outer := rw.deadline
 	rw.deadline = d
 	defer func() {
-		d.finish()
+		idle := d.finish()
 		cancel(context.Canceled)
 		rw.deadline = outer
+		if idle {
+			h.deadlines.Put(d)
+		}
 	}()
 
 	h.next.ServeHTTP(rw, r.WithContext(ctx))
@@ -78,6 +84,28 @@ func (h *timeoutHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := d.expired(); err != nil && !rw.wroteHeader {
 		writeTimeout(rw, err)
 	}
+}
+
+// arm returns the deadline of a request starting now, its timer armed:
+// a finished request's if one is idle, else a new one.
+func (h *timeoutHandler) arm(cancel context.CancelCauseFunc) *deadline {
+	d, _ := h.deadlines.Get().(*deadline)
+	if d == nil {
+		d = &deadline{h: h}
+		// Arm only once d.timer is set: check may Reset it.
+		d.timer = time.AfterFunc(time.Duration(1<<63-1), d.check)
+	}
+	// A reused deadline's last timer callback may still be returning
+	// (from its Reset): start is atomic, and the cancel it reads only
+	// after winning the state is published by that state's Store.
+	d.cancel = cancel
+	d.start.Store(int64(time.Since(h.base)))
+	d.cause.Store(nil)
+	d.started.Store(false)
+	d.lastWrite.Store(0)
+	d.state.Store(deadlineRunning)
+	d.timer.Reset(d.firstWait())
+	return d
 }
 
 // writeTimeout answers 504, bypassing the refusal of late writes.
@@ -102,7 +130,7 @@ const (
 // (writes) and the timer goroutine (check).
 type deadline struct {
 	h      *timeoutHandler
-	start  time.Time
+	start  atomic.Int64 // nanoseconds from h.base
 	timer  *time.Timer
 	cancel context.CancelCauseFunc
 
@@ -111,6 +139,11 @@ type deadline struct {
 	started   atomic.Bool  // a response byte or header went out
 	watchIdle atomic.Bool  // false once hijacked
 	lastWrite atomic.Int64 // nanoseconds since start, kept only with an idle timeout
+}
+
+// elapsed is the time since the request started.
+func (d *deadline) elapsed() time.Duration {
+	return time.Since(d.h.base) - time.Duration(d.start.Load())
 }
 
 func (d *deadline) firstWait() time.Duration {
@@ -133,7 +166,7 @@ func (d *deadline) allowWrite() bool {
 		d.started.Store(true)
 	}
 	if d.h.idle > 0 {
-		d.lastWrite.Store(int64(time.Since(d.start)))
+		d.lastWrite.Store(int64(d.elapsed()))
 	}
 	return true
 }
@@ -149,7 +182,7 @@ func (d *deadline) check() {
 	if d.state.Load() != deadlineRunning {
 		return
 	}
-	elapsed := time.Since(d.start)
+	elapsed := d.elapsed()
 	next := time.Duration(1<<63 - 1)
 	consider := func(at time.Duration, err *TimeoutError) bool {
 		if elapsed >= at {
@@ -189,10 +222,13 @@ func (d *deadline) expired() *TimeoutError {
 	return nil
 }
 
-// finish stops the timer once the handler has returned.
-func (d *deadline) finish() {
+// finish stops the timer once the handler has returned. It reports
+// whether the timer was stopped before firing (or after it re-armed
+// itself, its last act), so that nothing runs on d any more and it may
+// serve another request.
+func (d *deadline) finish() (idle bool) {
 	d.state.CompareAndSwap(deadlineRunning, deadlineDone)
-	d.timer.Stop()
+	return d.timer.Stop()
 }
 
 // isTimeout reports whether ctx was ended by the timeout handler.

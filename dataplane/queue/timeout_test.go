@@ -161,3 +161,38 @@ func TestTimeoutHandlerStatusVisibleOutside(t *testing.T) {
 		}
 	})
 }
+
+// One handler serves request after request with deadlines of finished
+// requests: a reused deadline starts clean, whatever ended the last one.
+func TestTimeoutHandlerReusesDeadlines(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		apps := map[string]http.Handler{
+			"/ok":     slowApp(step{after: time.Second, body: "ok"}),
+			"/stream": slowApp(step{after: 2 * time.Second, body: "a"}, step{after: 2 * time.Second, body: "b"}, step{after: 2 * time.Second, body: "c"}),
+			"/silent": slowApp(step{after: time.Minute, body: "late"}),
+			"/stall":  slowApp(step{after: time.Second, header: http.StatusOK, body: "x"}, step{after: time.Minute, body: "late"}),
+		}
+		h := newTimeoutHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			apps[r.URL.Path].ServeHTTP(w, r)
+		}), 10*time.Second, 0, 3*time.Second)
+		for i, tt := range []struct {
+			path     string
+			wantCode int
+			wantBody string
+		}{
+			{"/ok", http.StatusOK, "ok"},
+			{"/silent", http.StatusGatewayTimeout, "queue-proxy: idle timeout: the app wrote nothing within 3s (idleTimeoutSeconds)\n"},
+			{"/ok", http.StatusOK, "ok"},
+			{"/stream", http.StatusOK, "abc"},
+			{"/stall", http.StatusOK, "x"},
+			{"/stream", http.StatusOK, "abc"},
+			{"/ok", http.StatusOK, "ok"},
+		} {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tt.path, nil))
+			if rec.Code != tt.wantCode || rec.Body.String() != tt.wantBody {
+				t.Errorf("request %d (%s): %d %q, want %d %q", i+1, tt.path, rec.Code, rec.Body, tt.wantCode, tt.wantBody)
+			}
+		}
+	})
+}
