@@ -61,6 +61,17 @@ func fastPathable(r *http.Request) bool {
 // ReverseProxy relays it.
 func (f *appForwarder) forward(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	// What ends the request aborts its connection to the app: under the
+	// timeout handler, its deadline for a timeout and a callback on the
+	// server's context for a client gone; else a callback on ctx.
+	var d *deadline
+	if rw, ok := w.(*responseWriter); ok {
+		d = rw.deadline
+	}
+	watched := ctx
+	if d != nil {
+		watched = d.parent
+	}
 	var (
 		c    *appConn
 		res  *http.Response
@@ -72,13 +83,19 @@ func (f *appForwarder) forward(w http.ResponseWriter, r *http.Request) {
 			f.fail(w, r, err)
 			return
 		}
-		stop = context.AfterFunc(ctx, c.abortFn)
+		stop = context.AfterFunc(watched, c.abortFn)
+		if d != nil {
+			d.appConn.Store(c)
+		}
 		var answered bool
 		res, answered, err = f.roundTrip(w, r, c)
 		if err == nil {
 			break
 		}
 		stop()
+		if d != nil {
+			d.appConn.Store(nil)
+		}
 		c.conn.Close()
 		if !c.reused || answered || ctx.Err() != nil {
 			f.fail(w, r, err)
@@ -86,9 +103,13 @@ func (f *appForwarder) forward(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	// From here on c is reused only if the whole answer came through
-	// and the request context never fired.
+	// and nothing ended the request.
 	reusable := false
 	defer func() {
+		if d != nil {
+			d.appConn.Store(nil)
+			reusable = reusable && d.expired() == nil
+		}
 		if stop() && reusable {
 			f.pool.put(c)
 		} else {

@@ -67,13 +67,14 @@ func (h *timeoutHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer releaseWriter(rw)
 	}
 	ctx, cancel := context.WithCancelCause(r.Context())
-	d := h.arm(cancel)
+	d := h.arm(r.Context(), cancel)
 	outer := rw.deadline
 	rw.deadline = d
 	defer func() {
 		idle := d.finish()
 		cancel(context.Canceled)
 		rw.deadline = outer
+		d.parent = nil
 		if idle {
 			h.deadlines.Put(d)
 		}
@@ -88,7 +89,7 @@ func (h *timeoutHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // arm returns the deadline of a request starting now, its timer armed:
 // a finished request's if one is idle, else a new one.
-func (h *timeoutHandler) arm(cancel context.CancelCauseFunc) *deadline {
+func (h *timeoutHandler) arm(parent context.Context, cancel context.CancelCauseFunc) *deadline {
 	d, _ := h.deadlines.Get().(*deadline)
 	if d == nil {
 		d = &deadline{h: h}
@@ -98,7 +99,8 @@ func (h *timeoutHandler) arm(cancel context.CancelCauseFunc) *deadline {
 	// A reused deadline's last timer callback may still be returning
 	// (from its Reset): start is atomic, and the cancel it reads only
 	// after winning the state is published by that state's Store.
-	d.cancel = cancel
+	d.cancel, d.parent = cancel, parent
+	d.appConn.Store(nil)
 	d.start.Store(int64(time.Since(h.base)))
 	d.cause.Store(nil)
 	d.started.Store(false)
@@ -133,6 +135,14 @@ type deadline struct {
 	start  atomic.Int64 // nanoseconds from h.base
 	timer  *time.Timer
 	cancel context.CancelCauseFunc
+
+	// parent is the request's context before the timeout handler's: the
+	// server ends it when the client goes away.
+	parent context.Context
+	// appConn is the fast path's connection to the app while it waits on
+	// it: an expiry aborts it directly, so the fast path needs no
+	// callback on this request's context (h1forward.go).
+	appConn atomic.Pointer[appConn]
 
 	state     atomic.Int32
 	cause     atomic.Pointer[TimeoutError]
@@ -211,6 +221,9 @@ func (d *deadline) expire(err *TimeoutError) {
 	d.cause.Store(err)
 	if d.state.CompareAndSwap(deadlineRunning, deadlineExpired) {
 		d.cancel(err)
+		if c := d.appConn.Load(); c != nil {
+			c.abort()
+		}
 	}
 }
 
