@@ -144,7 +144,7 @@ func (r *replica) resolve(ctx context.Context, c *corev1.Container, l *launch) *
 	if f != nil {
 		return f
 	}
-	l.argv, l.env, l.dir = argv, processEnv(r.rt.opts.HostEnv, r.pod, env), dir
+	l.argv, l.env, l.dir = argv, append(processEnv(r.rt.opts.HostEnv, r.pod, env), ReplicaMarker+"="+r.rt.instance), dir
 	return nil
 }
 

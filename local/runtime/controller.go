@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -36,12 +37,21 @@ const shutdownSlack = 5 * time.Second
 // every replica when the manager stops.
 func (rt *Runtime) SetupWithManager(mgr ctrl.Manager) error {
 	rt.log = mgr.GetLogger().WithName("local-runtime")
+	// Before anything starts: what a killed knit dev left behind.
+	orphans, err := reapOrphans(rt.instance)
+	if err != nil {
+		rt.log.Error(err, "Could not look for processes an earlier knit dev left behind")
+	}
+	for _, o := range orphans {
+		// A warning, shown without -v: it means the last knit dev on this
+		// state directory did not stop cleanly.
+		slog.Warn("Killed a process an earlier knit dev's replica left running", "pid", o.pid, "processGroup", o.pgid, "command", o.command)
+	}
 	rt.client, rt.reader = mgr.GetClient(), mgr.GetAPIReader()
 	// Every slice write would log the API's "FQDN endpoints are deprecated"
 	// warning; the runtime uses FQDN knowingly (see EndpointAddressType).
 	quiet := rest.CopyConfig(mgr.GetConfig())
 	quiet.WarningHandlerWithContext = rest.NoWarnings{}
-	var err error
 	if rt.sliceWriter, err = client.New(quiet, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}); err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ var errShutdown = errors.New("local runtime is shut down")
 // SetupWithManager, stop it with Shutdown.
 type Runtime struct {
 	opts       Options
+	instance   string // the state directory's ReplicaMarker value
 	buildersMu sync.Mutex
 	builders   map[string]*builder // by module dir
 	log        logr.Logger
@@ -71,7 +72,7 @@ func New(opts Options) (*Runtime, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	rt := &Runtime{
-		opts: opts, log: logr.Discard(), ctx: ctx, cancel: cancel, killed: make(chan struct{}),
+		opts: opts, log: logr.Discard(), ctx: ctx, cancel: cancel, killed: make(chan struct{}), instance: instanceID(opts.StateDir),
 		deployments: map[types.NamespacedName]*deploymentState{},
 	}
 	return rt, nil

@@ -1,0 +1,113 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/knitops/knit/internal/poll"
+	"github.com/knitops/knit/local/runtime"
+)
+
+// launcherService runs its app through a shell that outlives nothing, as
+// `npm start` does: the app (sleep) is the shell's child, not knit dev's.
+const launcherService = `apiVersion: serving.knative.dev/v1
+kind: Service
+metadata:
+  name: launcher
+  namespace: default
+spec:
+  template:
+    metadata:
+      annotations:
+        autoscaling.knative.dev/min-scale: "1"
+    spec:
+      containers:
+        - image: docker.io/library/busybox
+          command: ["/bin/sh", "-c", "sleep 3007; echo done"]
+`
+
+// appPIDs are the replicas' sleep 3007 processes, found as ps would.
+func appPIDs(t *testing.T) []int {
+	t.Helper()
+	cmdlines, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, f := range cmdlines {
+		data, err := os.ReadFile(f)
+		if err != nil || string(data) != "sleep\x003007\x00" {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join(filepath.Dir(f), "environ"))
+		if err != nil || !strings.Contains(string(env), runtime.ReplicaMarker+"=") {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+func running(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(stat)
+	return !strings.HasPrefix(strings.TrimSpace(s[strings.LastIndexByte(s, ')')+1:]), "Z")
+}
+
+// A knit dev killed with SIGKILL leaves the apps its replicas started
+// through a launcher running; the next knit dev on the same state
+// directory kills them before it starts anything, and a clean stop leaves
+// nothing.
+func TestKilledKnitDevLeavesNoOrphans(t *testing.T) {
+	state := t.TempDir()
+	d := startKnitDev(t, state)
+	f := filepath.Join(t.TempDir(), "launcher.yaml")
+	if err := os.WriteFile(f, []byte(launcherService), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := d.kubectl(t, "apply", "-f", f); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	var orphan int
+	poll.Until(t, "the launcher's app running", 100*time.Millisecond, 2*time.Minute, func(context.Context) (bool, string) {
+		pids := appPIDs(t)
+		if len(pids) == 1 {
+			orphan = pids[0]
+		}
+		return len(pids) == 1, strconv.Itoa(len(pids)) + " apps"
+	})
+
+	if err := d.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-d.exited
+	d.exited <- nil
+	time.Sleep(200 * time.Millisecond) // the kernel's parent-death signals
+	if !running(orphan) {
+		t.Fatal("the app died with knit dev: the launcher case this test is about did not happen")
+	}
+
+	d = startKnitDev(t, state)
+	if running(orphan) {
+		t.Errorf("the app %d a killed knit dev left behind still runs after a restart", orphan)
+	}
+	if !strings.Contains(d.output.String(), "left running") {
+		t.Errorf("knit dev does not say it killed a leftover process:\n%s", d.output)
+	}
+	if err := d.stop(t); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	poll.Until(t, "no app left after a clean stop", 100*time.Millisecond, 10*time.Second, func(context.Context) (bool, string) {
+		pids := appPIDs(t)
+		return len(pids) == 0, strconv.Itoa(len(pids)) + " apps"
+	})
+}
