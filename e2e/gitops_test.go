@@ -69,12 +69,13 @@ func TestGitOpsJourney(t *testing.T) {
 	j.createSink("journey-structured", j.structured, knitv1alpha1.EventEncodingStructured, false)
 
 	j.app = newGitWorkTree(t, filepath.Join(repoRoot, "examples", "gitops-hello"), "Hello, GitOps\n\nThe first deploy.")
-	j.app.git("remote", "add", "knit", "http://"+d.gitAddr+"/git/hello.git")
+	j.app.git("remote", "add", "knit", d.gitURL(t, "hello"))
 
 	steps := []struct {
 		name string
 		run  func(t *testing.T)
 	}{
+		{"the Git server refuses requests without its token or for other hosts, and creates nothing", j.gitServerRefusesStrangers},
 		{"a first push deploys hello-<sha7>", j.firstPush},
 		{"a second push rolls out; docs-only commits and repeated pushes stamp nothing", j.secondPush},
 		{"a pull request previews under its tag, canaries, follows its branch and leaves nothing when closed", j.pullRequest},

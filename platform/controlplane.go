@@ -54,6 +54,9 @@ type ControlPlaneOptions struct {
 	// a runtime that builds them itself (knit dev). The manager's cache
 	// must hold Jobs of Builds.Namespace.
 	Builds *build.Config
+	// GitServer is knit's Git server, whose token the GitRepository
+	// reconciler presents when it fetches from it; nil for none.
+	GitServer *gitrepository.GitServer
 	// GitTriggers wakes a repository at once; nil when pushes reach the
 	// reconciler through the API instead (the requested-at annotation).
 	GitTriggers <-chan event.GenericEvent
@@ -106,7 +109,8 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 			if err != nil {
 				return err
 			}
-			return gitrepository.SetupWithManager(mgr, gitrepository.Options{Cache: opts.GitCache, Announcer: announcer, Triggers: opts.GitTriggers, Builder: builder})
+			return gitrepository.SetupWithManager(mgr, gitrepository.Options{Cache: opts.GitCache, Announcer: announcer, Triggers: opts.GitTriggers,
+				Builder: builder, GitServer: opts.GitServer})
 		}},
 		{"announce", func() error { return announcer.SetupWithManager(mgr) }},
 		{"pullrequest", func() error { return pullrequest.SetupWithManager(mgr, pullrequest.Options{Announcer: announcer}) }},

@@ -11,12 +11,15 @@ import (
 	"os"
 	"path/filepath"
 
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/knitops/knit/config"
+	"github.com/knitops/knit/controllers/gitrepository"
+	"github.com/knitops/knit/gitsync/hub"
 	gitsource "github.com/knitops/knit/gitsync/source"
 	"github.com/knitops/knit/platform"
 	"github.com/knitops/knit/webhooks"
@@ -40,6 +43,8 @@ func runController(ctx context.Context, args []string, _, stderr io.Writer) erro
 	webhookPort := fs.Int("webhook-port", 9443, "HTTPS `port` of the admission webhooks")
 	webhookService := fs.String("webhook-service", "knit-webhook", "`name` of the Service in "+config.SystemNamespace+" the API server calls the webhooks through")
 	webhookSecret := fs.String("webhook-secret", "knit-webhook-certs", "`name` of the Secret in "+config.SystemNamespace+" holding the webhook certificate")
+	gitServerURL := fs.String("gitserver-url", "", "base `URL` of knit's Git server, e.g. http://knit-gitserver.knit-system.svc:8090: fetches and builds of its repositories present its token; empty for none")
+	gitServerToken := fs.String("gitserver-token-secret", hub.DefaultTokenSecret, "`name` of the Secret in "+config.SystemNamespace+" holding the Git server's token (key "+hub.TokenKey+")")
 	if err := f.parse(fs, args); err != nil {
 		return err
 	}
@@ -49,6 +54,9 @@ func runController(ctx context.Context, args []string, _, stderr io.Writer) erro
 	buildConfig, err := builds.config()
 	if err != nil {
 		return err
+	}
+	if buildConfig != nil && *gitServerURL != "" {
+		buildConfig.GitServerURL, buildConfig.GitServerSecret = *gitServerURL, *gitServerToken
 	}
 	setupLogging(stderr, f.verbosity)
 	cfg, err := restConfig(f.kubeconfig)
@@ -82,9 +90,14 @@ func runController(ctx context.Context, args []string, _, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	var gitServer *gitrepository.GitServer
+	if *gitServerURL != "" {
+		token := hub.TokenSecret{Reader: mgr.GetAPIReader(), Key: types.NamespacedName{Namespace: config.SystemNamespace, Name: *gitServerToken}}
+		gitServer = &gitrepository.GitServer{URL: *gitServerURL, Token: token.Token}
+	}
 	cp, err := platform.SetupControlPlane(mgr, platform.ControlPlaneOptions{
 		Store: store, QueueImage: *queueImage, GitCache: &gitsource.Cache{Dir: filepath.Join(*cacheDir, "git")},
-		Webhooks: true, Logger: slog.Default(), Builds: buildConfig,
+		Webhooks: true, Logger: slog.Default(), Builds: buildConfig, GitServer: gitServer,
 	})
 	if err != nil {
 		return err

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
+	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/gitsync/hub"
 	"github.com/knitops/knit/platform"
 )
@@ -28,6 +31,9 @@ func runGitServer(ctx context.Context, args []string, _, stderr io.Writer) error
 	root := fs.String("root", "/var/lib/knit/git", "`directory` of the bare repositories (a persistent volume)")
 	publicURL := fs.String("public-url", "", "base `URL` the controller fetches pushed repositories from, e.g. http://knit-gitserver.knit-system.svc:8090; required")
 	namespace := fs.String("namespace", hub.DefaultNamespace, "`namespace` a first push deploys to")
+	tokenSecret := fs.String("token-secret", hub.DefaultTokenSecret, "`name` of the Secret in "+config.SystemNamespace+
+		" holding the token every push and fetch needs (key "+hub.TokenKey+"); made on first start when missing")
+	hosts := fs.String("hosts", "", "comma-separated host `names` the Git server answers for besides loopback, --public-url's host and IP addresses: its Service's DNS names, a public name")
 	if err := f.parse(fs, args); err != nil {
 		return err
 	}
@@ -43,7 +49,15 @@ func runGitServer(ctx context.Context, args []string, _, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	h, err := hub.New(hub.Options{Root: *root, BaseURL: *publicURL, Namespace: *namespace, Log: ctrl.Log.WithName("git")})
+	token := hub.TokenSecret{Reader: mgr.GetAPIReader(), Key: types.NamespacedName{Namespace: config.SystemNamespace, Name: *tokenSecret}}
+	if err := token.Ensure(ctx, mgr.GetClient()); err != nil {
+		return err
+	}
+	// Any IP address is a name of the server: the controller and the
+	// journeys reach it by ClusterIP, users by node address or
+	// port-forward, and DNS rebinding needs a name.
+	h, err := hub.New(hub.Options{Root: *root, BaseURL: *publicURL, Namespace: *namespace, Log: ctrl.Log.WithName("git"),
+		Token: token.Token, Hosts: splitList(*hosts), AnyIPHost: true})
 	if err != nil {
 		return err
 	}
@@ -61,4 +75,15 @@ func runGitServer(ctx context.Context, args []string, _, stderr io.Writer) error
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// splitList splits a comma-separated flag, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

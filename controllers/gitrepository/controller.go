@@ -48,6 +48,9 @@ type Options struct {
 	// leaves them as they are, for a runtime that builds them itself
 	// (knit dev). Its Jobs are watched: one finishing wakes its repository.
 	Builder *build.Builder
+	// GitServer is knit's Git server, whose token fetches from it carry;
+	// nil for none.
+	GitServer *GitServer
 }
 
 // Reconciler syncs GitRepositories.
@@ -60,6 +63,7 @@ type Reconciler struct {
 	now       func() time.Time
 	builder   *build.Builder
 	events    events.EventRecorder
+	gitServer *GitServer
 }
 
 // SetupWithManager registers the reconciler. Besides its own resource it
@@ -73,7 +77,8 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		opts.Workers = 4
 	}
 	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: opts.Cache, announcer: opts.Announcer,
-		memory: newMemory(), now: time.Now, builder: opts.Builder, events: mgr.GetEventRecorder("knit-gitsync")}
+		memory: newMemory(), now: time.Now, builder: opts.Builder, events: mgr.GetEventRecorder("knit-gitsync"),
+		gitServer: opts.GitServer}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&knitv1alpha1.GitRepository{}, builder.WithPredicates(repositoryChanged)).
 		Watches(&knitv1alpha1.PullRequest{}, handler.EnqueueRequestsFromMapFunc(pullRequestRepo), builder.WithPredicates(pullRequestChanged)).

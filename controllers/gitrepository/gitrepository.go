@@ -90,17 +90,20 @@ func (r *Reconciler) sync(ctx context.Context, repo *knitv1alpha1.GitRepository,
 	return prs, done, r.markRevisions(ctx, repo)
 }
 
-// auth reads the credentials Secret, if the repository names one.
+// auth reads the credentials Secret, if the repository names one, else
+// presents knit's Git server's token to that server (GitServer).
 func (r *Reconciler) auth(ctx context.Context, repo *knitv1alpha1.GitRepository) (transport.AuthMethod, error) {
-	if repo.Spec.SecretRef == nil {
-		return nil, nil
+	if repo.Spec.SecretRef != nil {
+		secret := &corev1.Secret{}
+		key := types.NamespacedName{Namespace: repo.Namespace, Name: repo.Spec.SecretRef.Name}
+		if err := r.reader.Get(ctx, key, secret); err != nil {
+			return nil, fmt.Errorf("credentials Secret %s: %w", key, err)
+		}
+		if auth := gitsource.AuthFromSecret(secret.Data); auth != nil {
+			return auth, nil
+		}
 	}
-	secret := &corev1.Secret{}
-	key := types.NamespacedName{Namespace: repo.Namespace, Name: repo.Spec.SecretRef.Name}
-	if err := r.reader.Get(ctx, key, secret); err != nil {
-		return nil, fmt.Errorf("credentials Secret %s: %w", key, err)
-	}
-	return gitsource.AuthFromSecret(secret.Data), nil
+	return r.gitServer.auth(ctx, repo.Spec.URL)
 }
 
 func (r *Reconciler) pullRequests(ctx context.Context, repo *knitv1alpha1.GitRepository) ([]knitv1alpha1.PullRequest, error) {

@@ -115,9 +115,16 @@ func (j *journey) leaderFailover(t *testing.T) {
 	j.waitBody(j.ingress, j.host("hello"), "Hello v4!", time.Minute)
 }
 
-// gitRepoURL is the in-cluster Git server as the host reaches it.
+// gitRepoURL is the in-cluster Git server as the host reaches it, with
+// its token (made by the gitserver on its first start) as the password.
 func (j *journey) gitRepoURL(repo string) string {
-	return "http://" + j.serviceAddr("knit-gitserver") + "/git/" + repo + ".git"
+	j.t.Helper()
+	secret := hub.TokenSecret{Reader: j.c, Key: client.ObjectKey{Namespace: systemNamespace, Name: hub.DefaultTokenSecret}}
+	token, err := secret.Token(context.Background())
+	if err != nil {
+		j.t.Fatal(err)
+	}
+	return "http://knit:" + token + "@" + j.serviceAddr("knit-gitserver") + "/git/" + repo + ".git"
 }
 
 // worktree makes a Git work tree holding a Knative Service gitops that

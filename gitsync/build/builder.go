@@ -108,8 +108,10 @@ func (b *Builder) start(ctx context.Context, r Request, key, credentials string,
 		if err := b.reader.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: credentials}, secret); err != nil {
 			return knitv1alpha1.BuildStatus{}, fmt.Errorf("credentials Secret %s/%s: %w", r.Namespace, credentials, err)
 		}
-		data = secret.Data
-		r.Credentials = JobName(key) + "-source"
+		if hasGitCredentials(secret.Data) { // not just a webhook secret
+			data = secret.Data
+			r.Credentials = JobName(key) + "-source"
+		}
 	}
 	if err := b.ensureCache(ctx); err != nil {
 		return knitv1alpha1.BuildStatus{}, err
@@ -151,6 +153,13 @@ func (b *Builder) ensureCache(ctx context.Context) error {
 	}
 	log.FromContext(ctx).Info("Created the build cache claim", "claim", key.String(), "size", b.cfg.CacheSize)
 	return nil
+}
+
+// hasGitCredentials reports whether a repository's Secret holds
+// credentials a build can fetch with: without them a repository on knit's
+// Git server is fetched with the server's token (Config.GitServerSecret).
+func hasGitCredentials(data map[string][]byte) bool {
+	return len(data["username"]) > 0 || len(data["password"]) > 0 || len(data["bearerToken"]) > 0
 }
 
 func (b *Builder) copyCredentials(ctx context.Context, job *batchv1.Job, name string, data map[string][]byte) error {

@@ -47,6 +47,12 @@ type Config struct {
 	// CPU and Memory are the build container's requests; MemoryLimit its
 	// limit ("" for none).
 	CPU, Memory, MemoryLimit string
+	// GitServerURL is knit's Git server (http://<host>:<port>) and
+	// GitServerSecret the Secret in Namespace holding its token (key
+	// gitserver.TokenKey). A build of a repository on that server with no
+	// credentials of its own reads the token from there: the Secret is
+	// already in the build namespace, so nothing is copied. Empty: none.
+	GitServerURL, GitServerSecret string
 }
 
 // Defaults a Config falls back to.

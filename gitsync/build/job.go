@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/knitops/knit/gitsync/gitserver"
 )
 
 // Labels of build Jobs and of the Secrets they read.
@@ -137,6 +139,10 @@ func container(c Config, r Request, key string) corev1.Container {
 				SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: r.Credentials}, Key: k, Optional: ptr.To(true)},
 			}})
 		}
+	} else if c.GitServerSecret != "" && gitserver.OnServer(c.GitServerURL, r.URL) {
+		env = append(env, corev1.EnvVar{Name: "GIT_USERNAME", Value: "knit"}, corev1.EnvVar{Name: "GIT_PASSWORD", ValueFrom: &corev1.EnvVarSource{
+			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: c.GitServerSecret}, Key: gitserver.TokenKey},
+		}})
 	}
 	return corev1.Container{
 		Name: containerLog, Image: c.Toolchain, ImagePullPolicy: corev1.PullPolicy(c.PullPolicy),

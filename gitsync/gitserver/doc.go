@@ -3,6 +3,19 @@
 // developer deploys with a plain `git push`, and tells knit what each push
 // changed.
 //
+// # Access
+//
+// A push deploys code that knit runs, so nothing is served anonymously:
+//
+//   - The Host header must name the server (Options.Hosts, the loopback
+//     names, and any IP address with Options.AnyIPHost), else 421: a
+//     browser page whose name was rebound to the server's address names
+//     its own host.
+//   - Every request, fetch or push, must carry Options.Token as the Basic
+//     password (any user name) or as a bearer token, else 401 with a Basic
+//     challenge, which makes git retry with the password of its URL or
+//     its credential helper. Nothing is stored, created or told before.
+//
 // # Protocol
 //
 // Git itself does the protocol work: each request runs `git http-backend`
@@ -16,7 +29,10 @@
 //     repository directory <Root>/<name>.git and, later, Kubernetes objects.
 //     Anything else is a 400.
 //   - The first push to a name creates the repository (git init --bare,
-//     default branch main). Fetching or cloning a name nobody pushed is a
+//     default branch main) when its pack arrives: the ref advertisement
+//     that precedes it is the one of an empty repository, made up without
+//     touching the disk, and a push that stored no ref leaves no
+//     repository behind. Fetching or cloning a name nobody pushed is a
 //     404 that says so.
 //   - Request bodies are bounded by Options.MaxPushBytes, after gzip
 //     decoding (git compresses fetch negotiations). Chunked bodies, which

@@ -38,10 +38,31 @@ type Options struct {
 	// WaitForOnPush makes a push wait for OnPush to return before its
 	// response completes, so `git push` returns after knit's sync.
 	WaitForOnPush bool
+	// Token returns the credential every request must carry: the
+	// password of HTTP Basic authentication under any user name (what git
+	// sends from a URL like http://knit:<token>@host/…, or from a
+	// credential helper), or a bearer token. It is asked on every request,
+	// so a token kept in a Secret can be rotated. Required: a server that
+	// accepts anonymous pushes runs anyone's code.
+	Token func(context.Context) (string, error)
+	// Hosts are the host names (or addresses) a request's Host header may
+	// name; its port is not compared. A browser page whose own name an
+	// attacker pointed at the server (DNS rebinding) names its own host,
+	// and is refused with 421 before anything else. The loopback names
+	// (LoopbackHosts) are always accepted.
+	Hosts []string
+	// AnyIPHost also accepts a Host header that is any IP address: DNS
+	// rebinding needs a name, and on a cluster the server is reached by
+	// ClusterIP, node or pod address as well as by name.
+	AnyIPHost bool
 	// Log receives http-backend's error output and the server's own
 	// errors. Default: discard.
 	Log logr.Logger
 }
+
+// LoopbackHosts are accepted in the Host header of every server: what
+// git sends when it reaches knit dev, or a port-forward, on loopback.
+var LoopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
 
 // Defaults fills what was left empty.
 func (o *Options) Defaults() error {
@@ -83,6 +104,9 @@ func (o *Options) Validate() error {
 	}
 	if !strings.HasPrefix(o.PathPrefix, "/") || strings.HasSuffix(o.PathPrefix, "/") {
 		errs = append(errs, fmt.Errorf("git server: path prefix %q must start with / and not end with one", o.PathPrefix))
+	}
+	if o.Token == nil {
+		errs = append(errs, errors.New("git server: a Token is required: a server anyone can push to runs anyone's code"))
 	}
 	if o.MaxPushBytes < 0 {
 		errs = append(errs, fmt.Errorf("git server: MaxPushBytes %d is negative", o.MaxPushBytes))

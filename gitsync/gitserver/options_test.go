@@ -34,7 +34,7 @@ func TestValidateName(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
-	o := Options{Root: "repos"}
+	o := Options{Root: "repos", Token: StaticToken("t")}
 	if err := o.Defaults(); err != nil {
 		t.Fatal(err)
 	}
@@ -46,9 +46,10 @@ func TestOptions(t *testing.T) {
 	}
 	for _, bad := range []Options{
 		{},
-		{Root: "/r", PathPrefix: "git"},
-		{Root: "/r", PathPrefix: "/git/"},
-		{Root: "/r", MaxPushBytes: -1},
+		{Root: "/r"}, // no token
+		{Root: "/r", Token: StaticToken("t"), PathPrefix: "git"},
+		{Root: "/r", Token: StaticToken("t"), PathPrefix: "/git/"},
+		{Root: "/r", Token: StaticToken("t"), MaxPushBytes: -1},
 	} {
 		if err := bad.Defaults(); err != nil {
 			t.Fatal(err)

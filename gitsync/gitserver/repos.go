@@ -16,8 +16,8 @@ import (
 
 // repoState is what the server keeps per repository.
 type repoState struct {
-	// lock is held while the repository is created and while a
-	// receive-pack runs, so that the refs read around it are its own.
+	// lock is held while a receive-pack creates the repository and runs,
+	// so that the refs read around it are its own.
 	lock sync.Mutex
 	// pending and delivering are the OnPush queue; guarded by Server.mu.
 	pending    []Push
@@ -48,30 +48,28 @@ func isDir(dir string) (bool, error) {
 	return fi.IsDir(), nil
 }
 
-// create makes the bare repository of name unless it exists. It inits
-// into a temporary directory and renames it into place, so a repository
-// directory is never half made.
-func (s *Server) create(ctx context.Context, name string) error {
-	st := s.state(name)
-	st.lock.Lock()
-	defer st.lock.Unlock()
+// create makes the bare repository of name unless it exists, and
+// reports whether it did; the caller holds the repository's lock. It
+// inits into a temporary directory and renames it into place, so a
+// repository directory is never half made.
+func (s *Server) create(ctx context.Context, name string) (bool, error) {
 	dir := s.repoDir(name)
 	if ok, err := isDir(dir); err != nil || ok {
-		return err
+		return false, err
 	}
 	tmp, err := os.MkdirTemp(s.opts.Root, ".init-"+name+"-")
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer os.RemoveAll(tmp) // a no-op once renamed
 	if _, err := s.git(ctx, "init", "--quiet", "--bare", "--initial-branch=main", tmp); err != nil {
-		return err
+		return false, err
 	}
 	if err := os.Rename(tmp, dir); err != nil {
-		return err
+		return false, err
 	}
 	s.opts.Log.Info("Created repository", "repo", name, "dir", dir)
-	return nil
+	return true, nil
 }
 
 // refs reads every ref of a repository (not HEAD) with its object.

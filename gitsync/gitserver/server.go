@@ -13,8 +13,13 @@ import (
 // Options.Root over Git's smart HTTP protocol. Close it to stop OnPush
 // calls.
 type Server struct {
-	opts Options
-	env  []string // of every git the server runs
+	opts  Options
+	env   []string // of every git the server runs
+	hosts []string // the Host header names it answers (allowedHosts)
+	// emptyRefs is receive-pack's advertisement of an empty repository:
+	// the answer to a push's first request for a repository not created
+	// yet, which only the push itself creates.
+	emptyRefs []byte
 
 	ctx    context.Context // OnPush's; cancelled by Close
 	cancel context.CancelFunc
@@ -37,13 +42,20 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("git server: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{
+	s := &Server{
 		opts:   opts,
 		env:    gitEnv(opts.Root),
+		hosts:  allowedHosts(opts.Hosts),
 		ctx:    ctx,
 		cancel: cancel,
 		repos:  map[string]*repoState{},
-	}, nil
+	}
+	var err error
+	if s.emptyRefs, err = s.advertiseEmpty(ctx); err != nil {
+		cancel()
+		return nil, fmt.Errorf("git server: %w", err)
+	}
+	return s, nil
 }
 
 // Close cancels the context OnPush calls get, drops pushes not yet
@@ -72,6 +84,9 @@ const (
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.ctx.Err() != nil {
 		http.Error(w, "the git server is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	if !s.admit(w, r) {
 		return
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, s.opts.PathPrefix+"/")
@@ -110,15 +125,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, name, "Cannot stat repository", err)
 		return
 	}
-	if !exists {
-		if endpoint != infoRefs || service != receivePack {
-			http.Error(w, fmt.Sprintf("repository %q does not exist: push to it to create it", name), http.StatusNotFound)
-			return
-		}
-		if err := s.create(r.Context(), name); err != nil {
-			s.fail(w, name, "Cannot create repository", err)
-			return
-		}
+	switch {
+	case exists:
+	case endpoint == infoRefs && service == receivePack:
+		// A push starts here; the repository is created by the push itself.
+		s.serveEmptyRefs(w)
+		return
+	case endpoint != receivePack:
+		http.Error(w, fmt.Sprintf("repository %q does not exist: push to it to create it", name), http.StatusNotFound)
+		return
 	}
 	if endpoint == receivePack {
 		s.receivePack(w, r, name, dir)
@@ -127,12 +142,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.backend(w, r, name, endpoint)
 }
 
-// receivePack runs a push under the repository's lock and reports the
-// refs it changed.
+// receivePack runs a push under the repository's lock, creating the
+// repository for the first one, and reports the refs it changed. A
+// repository the push created but stored no ref in is removed again.
 func (s *Server) receivePack(w http.ResponseWriter, r *http.Request, name, dir string) {
 	st := s.state(name)
 	st.lock.Lock()
 	defer st.lock.Unlock()
+	created, err := s.create(r.Context(), name)
+	if err != nil {
+		s.fail(w, name, "Cannot create repository", err)
+		return
+	}
 	before, err := s.refs(r.Context(), dir)
 	if err != nil {
 		s.fail(w, name, "Cannot read refs before a push", err)
@@ -143,6 +164,13 @@ func (s *Server) receivePack(w http.ResponseWriter, r *http.Request, name, dir s
 	after, err := s.refs(context.WithoutCancel(r.Context()), dir)
 	if err != nil {
 		s.opts.Log.Error(err, "Cannot read refs after a push; not reporting it", "repo", name)
+		return
+	}
+	if created && len(after) == 0 {
+		s.opts.Log.Info("Push stored nothing; removing the repository it created", "repo", name)
+		if err := os.RemoveAll(dir); err != nil {
+			s.opts.Log.Error(err, "Cannot remove an empty repository", "repo", name)
+		}
 		return
 	}
 	updates := diffRefs(before, after)

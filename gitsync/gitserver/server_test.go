@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -41,6 +40,9 @@ func newHarness(t *testing.T, opts Options) *harness {
 	if opts.OnPush == nil {
 		opts.OnPush = func(_ context.Context, p Push) { h.pushes <- p }
 	}
+	if opts.Token == nil {
+		opts.Token = StaticToken(testToken)
+	}
 	srv, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +63,14 @@ func newHarness(t *testing.T, opts Options) *harness {
 	return h
 }
 
-func (h *harness) url(name string) string { return h.ts.URL + "/git/" + name + ".git" }
+// testToken is the harness servers' token.
+const testToken = "s3cret-t0ken"
+
+// url is where git pushes and fetches name, with the token as the
+// password of any user.
+func (h *harness) url(name string) string {
+	return strings.Replace(h.ts.URL, "http://", "http://git:"+testToken+"@", 1) + "/git/" + name + ".git"
+}
 
 // run runs the git client in dir.
 func (h *harness) run(dir string, args ...string) (string, error) {
@@ -164,7 +173,7 @@ func TestPushFetchAndDelete(t *testing.T) {
 	}
 
 	// Clone, with and without .git in the URL.
-	for _, url := range []string{h.url("app"), h.ts.URL + "/git/app"} {
+	for _, url := range []string{h.url("app"), strings.TrimSuffix(h.url("app"), ".git")} {
 		clone := filepath.Join(t.TempDir(), "clone")
 		h.git("", "clone", "-q", url, clone)
 		data, err := os.ReadFile(filepath.Join(clone, "service.yaml"))
@@ -230,7 +239,8 @@ func TestRequestsRefused(t *testing.T) {
 		{"GET", "/git/" + strings.Repeat("a", 64) + "/info/refs?service=git-receive-pack", 400, "at most 63"},
 		{"GET", "/git/nope.git/info/refs?service=git-upload-pack", 404, `repository "nope" does not exist`},
 		{"POST", "/git/nope.git/git-upload-pack", 404, `repository "nope" does not exist`},
-		{"POST", "/git/nope.git/git-receive-pack", 404, `repository "nope" does not exist`},
+		// A push creates its repository, and removes it when it stored nothing.
+		{"POST", "/git/nope.git/git-receive-pack", 415, "Content-Type"},
 		{"GET", "/git/app.git/info/refs", 400, "smart HTTP"},
 		{"GET", "/git/app.git/HEAD", 404, "not a Git smart HTTP endpoint"},
 		{"GET", "/git/app.git/objects/info/packs", 404, "not a Git smart HTTP endpoint"},
@@ -238,18 +248,8 @@ func TestRequestsRefused(t *testing.T) {
 		{"POST", "/git/app.git/info/refs?service=git-upload-pack", 405, "needs GET"},
 		{"GET", "/other/app.git/info/refs?service=git-upload-pack", 404, "not found"},
 	} {
-		req, err := http.NewRequest(tc.method, h.ts.URL+tc.path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.body) {
-			t.Errorf("%s %s = %d %q, want %d containing %q", tc.method, tc.path, resp.StatusCode, body, tc.code, tc.body)
+		if code, _, body := h.do(tc.method, tc.path, "", testToken); code != tc.code || !strings.Contains(body, tc.body) {
+			t.Errorf("%s %s = %d %q, want %d containing %q", tc.method, tc.path, code, body, tc.code, tc.body)
 		}
 	}
 	entries, err := os.ReadDir(h.srv.opts.Root)

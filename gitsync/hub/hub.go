@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -40,6 +42,15 @@ type Options struct {
 	// Namespace is where a first push creates its GitRepository.
 	// DefaultNamespace when empty.
 	Namespace string
+	// Token is the credential every push and fetch must carry
+	// (gitserver.Options.Token); required. Forge webhooks are not Git
+	// requests: they keep their own HMAC signatures.
+	Token func(context.Context) (string, error)
+	// Hosts and AnyIPHost are the Host headers the Git server answers
+	// besides the loopback names (gitserver.Options); BaseURL's host is
+	// always one of them.
+	Hosts     []string
+	AnyIPHost bool
 	// Trigger asks for a sync of a repository now. nil means RequestSync:
 	// through the API, which works wherever the reconciler runs.
 	Trigger func(context.Context, client.Client, types.NamespacedName) error
@@ -70,7 +81,12 @@ func New(opts Options) (*Hub, error) {
 	}
 	h := &Hub{opts: opts}
 	var err error
-	h.server, err = gitserver.New(gitserver.Options{Root: opts.Root, OnPush: h.onPush, Log: opts.Log})
+	hosts := opts.Hosts
+	if u, err := url.Parse(opts.BaseURL); err == nil && u.Hostname() != "" {
+		hosts = append(slices.Clone(hosts), u.Hostname())
+	}
+	h.server, err = gitserver.New(gitserver.Options{Root: opts.Root, OnPush: h.onPush, Log: opts.Log,
+		Token: opts.Token, Hosts: hosts, AnyIPHost: opts.AnyIPHost})
 	if err != nil {
 		return nil, err
 	}

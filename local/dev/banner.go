@@ -11,7 +11,10 @@ import (
 // each piece listens and the one kubectl line to copy.
 type banner struct {
 	API, Kubeconfig, Webhooks, Ingress, Git string
-	CRDs                                    int
+	// GitToken is the password every push and fetch needs (any user
+	// name), kept in GitTokenFile.
+	GitToken, GitTokenFile string
+	CRDs                   int
 }
 
 // ReadyLine starts the banner; scripts and tests wait for it.
@@ -22,18 +25,25 @@ func printBanner(w io.Writer, b banner) {
 	if abs, err := filepath.Abs(kubeconfig); err == nil && !strings.HasPrefix(kubeconfig, "/") {
 		kubeconfig = abs
 	}
+	tokenFile := b.GitTokenFile
+	if abs, err := filepath.Abs(tokenFile); err == nil {
+		tokenFile = abs
+	}
 	ingressHost := strings.TrimPrefix(b.Ingress, "http://")
 	_, port, _ := strings.Cut(ingressHost, ":")
+	gitHost := strings.TrimPrefix(b.Git, "http://")
 	fmt.Fprintf(w, `%s
   API server   %s  (%d CRDs installed)
   webhooks     %s
   ingress      %s  → http://<service>.<namespace>.localhost:%s
-  git          %s/git/<repo>.git
+  git          %s/git/<repo>.git  (any user name, the git token as password)
+  git token    %s  (in %s)
   kubeconfig   %s
 
   export KUBECONFIG=%s
   kubectl get ksvc,cfg,rev,rt
+  git remote add knit http://knit:%s@%s/git/<repo>.git
 
 Ctrl-C stops everything.
-`, ReadyLine, b.API, b.CRDs, b.Webhooks, b.Ingress, port, b.Git, kubeconfig, kubeconfig)
+`, ReadyLine, b.API, b.CRDs, b.Webhooks, b.Ingress, port, b.Git, b.GitToken, tokenFile, kubeconfig, kubeconfig, b.GitToken, gitHost)
 }

@@ -46,7 +46,7 @@ func setupComponents(mgr ctrl.Manager, opts Options, store *config.Store, router
 	port, _ := strconv.Atoi(portStr)
 	cp, err := platform.SetupControlPlane(mgr, platform.ControlPlaneOptions{
 		Store: store, URLPort: port, QueueImage: queueImage, QueueEnv: queueEnv,
-		GitCache: git.cache, GitTriggers: git.triggers, Webhooks: true,
+		GitCache: git.cache, GitTriggers: git.triggers, GitServer: git.server(), Webhooks: true,
 	})
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -141,6 +142,7 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, router *ingress
 	printBanner(out, banner{
 		API: apiSrv.url, Kubeconfig: apiSrv.kubeconfig, Webhooks: adm.url,
 		Ingress: ingressSrv.URL(), Git: gitSrv.URL(), CRDs: len(crdNames),
+		GitToken: git.token, GitTokenFile: filepath.Join(opts.StateDir, gitTokenFile),
 	})
 
 	var runErr error

@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	"github.com/knitops/knit/controllers/gitrepository"
+	"github.com/knitops/knit/gitsync/gitserver"
 	"github.com/knitops/knit/gitsync/hub"
 	"github.com/knitops/knit/gitsync/plan"
 	gitsource "github.com/knitops/knit/gitsync/source"
@@ -21,23 +23,39 @@ import (
 // from. A push wakes the reconciler in process, through triggers.
 type gitPlane struct {
 	*hub.Hub
+	baseURL  string
+	token    string // every push and fetch needs it (loadGitToken)
 	cache    *gitsource.Cache
 	srcRoot  string
 	triggers chan event.GenericEvent
 }
 
+// newGitPlane starts the Git path; the Git server answers for the
+// loopback names only, and to the holder of the state directory's token.
 func newGitPlane(stateDir, baseURL string, log logr.Logger) (*gitPlane, error) {
+	token, err := loadGitToken(stateDir)
+	if err != nil {
+		return nil, err
+	}
 	g := &gitPlane{
+		baseURL:  baseURL,
+		token:    token,
 		cache:    &gitsource.Cache{Dir: filepath.Join(stateDir, "git-cache")},
 		srcRoot:  filepath.Join(stateDir, "src"),
 		triggers: make(chan event.GenericEvent, 64),
 	}
-	var err error
-	g.Hub, err = hub.New(hub.Options{Root: filepath.Join(stateDir, "git"), BaseURL: baseURL, Trigger: g.trigger, Log: log.WithName("git")})
+	g.Hub, err = hub.New(hub.Options{Root: filepath.Join(stateDir, "git"), BaseURL: baseURL, Token: gitserver.StaticToken(token),
+		Trigger: g.trigger, Log: log.WithName("git")})
 	if err != nil {
 		return nil, err
 	}
 	return g, nil
+}
+
+// server is the Git server as the GitRepository reconciler fetches from
+// it: in process, the token never leaves memory.
+func (g *gitPlane) server() *gitrepository.GitServer {
+	return &gitrepository.GitServer{URL: g.baseURL, Token: gitserver.StaticToken(g.token)}
 }
 
 func (g *gitPlane) trigger(_ context.Context, _ client.Client, key types.NamespacedName) error {

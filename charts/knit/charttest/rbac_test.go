@@ -108,6 +108,7 @@ var needs = map[string][]request{
 			{verb: "get", resource: "secrets", ns: "knit-system", name: "knit-webhook-certs", why: "webhooks/certs ensureSecret"},
 			{verb: "update", resource: "secrets", ns: "knit-system", name: "knit-webhook-certs", why: "webhooks/certs rotation"},
 			{verb: "create", resource: "secrets", ns: "knit-system", why: "webhooks/certs first start"},
+			{verb: "get", resource: "secrets", ns: "knit-system", name: "knit-gitserver-token", why: "gitrepository/gitserver.go: fetches from knit's Git server present its token"},
 			{verb: "get", group: "coordination.k8s.io", resource: "leases", ns: "knit-system", name: "knit-controller", why: "leader election"},
 			{verb: "update", group: "coordination.k8s.io", resource: "leases", ns: "knit-system", name: "knit-controller", why: "leader election"},
 			{verb: "create", group: "coordination.k8s.io", resource: "leases", ns: "knit-system", why: "leader election"},
@@ -141,7 +142,11 @@ var needs = map[string][]request{
 	"gitserver": concat(
 		each([]string{"get", "list", "watch", "create", "patch"}, request{group: "knit.dev", resource: "gitrepositories", ns: userNS, why: "gitsync/hub: ensureRepository, RequestSync, webhookSecret"}),
 		each([]string{"get", "list", "watch", "create", "update"}, request{group: "knit.dev", resource: "pullrequests", ns: userNS, why: "gitsync/pullrequest.Upsert"}),
-		[]request{{verb: "get", resource: "secrets", ns: userNS, name: "forge-webhook", why: "gitsync/hub webhookSecret"}},
+		[]request{
+			{verb: "get", resource: "secrets", ns: userNS, name: "forge-webhook", why: "gitsync/hub webhookSecret"},
+			{verb: "get", resource: "secrets", ns: "knit-system", name: "knit-gitserver-token", why: "gitsync/hub TokenSecret.Token on every Git request"},
+			{verb: "create", resource: "secrets", ns: "knit-system", why: "gitsync/hub TokenSecret.Ensure on first start"},
+		},
 	),
 }
 
@@ -188,6 +193,9 @@ var refused = map[string][]request{
 		{verb: "delete", group: "knit.dev", resource: "gitrepositories", ns: userNS, why: "never deletes"},
 		{verb: "update", group: "knit.dev", resource: "gitrepositories", subresource: "status", ns: userNS, why: "the controller's"},
 		{verb: "create", group: "serving.knative.dev", resource: "services", ns: userNS, why: "the controller deploys"},
+		{verb: "create", resource: "secrets", ns: userNS, why: "its token lives in knit-system only"},
+		{verb: "update", resource: "secrets", ns: "knit-system", name: "knit-gitserver-token", why: "made once, rotated by the operator"},
+		{verb: "delete", resource: "secrets", ns: "knit-system", name: "knit-webhook-certs", why: "the controller's"},
 	},
 }
 

@@ -49,14 +49,15 @@ func TestValues(t *testing.T) {
 			images(t, m, "knit.local", "dev")
 			wantArgs := map[string][]string{
 				"knit-controller": {"controller", "--leader-elect", "--queue-image=knit.local/knit-queue:dev", "--domain=example.com",
-					"--cache-dir=/var/cache/knit",
+					"--gitserver-url=http://knit-gitserver.knit-system.svc:8090", "--cache-dir=/var/cache/knit",
 					"--webhook-port=9443", "--webhook-service=knit-webhook", "--webhook-secret=knit-webhook-certs", "-v=0"},
 				"knit-autoscaler": {"autoscaler", "run", "--leader-elect", "--listen=:8080", "-v=0"},
 				"knit-activator": {"activator", "--listen=:8012", "--autoscaler-url=http://knit-autoscaler.knit-system.svc:8080",
 					"--drain-quiet-period=15s", "-v=0"},
 				"knit-ingress": {"ingress", "--listen=:8080", "--drain-quiet-period=15s", "-v=0"},
 				"knit-gitserver": {"gitserver", "--listen=:8090", "--root=/var/lib/knit/git",
-					"--public-url=http://knit-gitserver.knit-system.svc:8090", "--namespace=default", "-v=0"},
+					"--public-url=http://knit-gitserver.knit-system.svc:8090", "--namespace=default",
+					"--hosts=knit-gitserver,knit-gitserver.knit-system,knit-gitserver.knit-system.svc,knit-gitserver.knit-system.svc.cluster.local", "-v=0"},
 			}
 			for _, w := range workloads {
 				if diff := cmp.Diff(wantArgs[w.name], podSpec(t, m, w.kind, w.name).Containers[0].Args); diff != "" {
@@ -171,8 +172,9 @@ config:
 			}
 		},
 	}, {
-		name:  "gitserver without a volume claim",
-		flags: []string{"--set", "gitserver.persistent=false", "--set", "gitserver.deployNamespace=apps", "--set", "gitserver.service.type=NodePort", "--set", "gitserver.service.nodePort=30090"},
+		name: "gitserver without a volume claim",
+		flags: []string{"--set", "gitserver.persistent=false", "--set", "gitserver.deployNamespace=apps", "--set", "gitserver.service.type=NodePort", "--set", "gitserver.service.nodePort=30090",
+			"--set", "gitserver.hosts={git.example.com,git.internal}"},
 		check: func(t *testing.T, m manifest) {
 			var sts appsv1.StatefulSet
 			m.into(t, "StatefulSet", "knit-gitserver", &sts)
@@ -184,6 +186,10 @@ config:
 			}
 			if !slices.Contains(sts.Spec.Template.Spec.Containers[0].Args, "--namespace=apps") {
 				t.Errorf("gitserver args %q: want --namespace=apps", sts.Spec.Template.Spec.Containers[0].Args)
+			}
+			if !slices.Contains(sts.Spec.Template.Spec.Containers[0].Args, "--hosts=knit-gitserver,knit-gitserver.knit-system,"+
+				"knit-gitserver.knit-system.svc,knit-gitserver.knit-system.svc.cluster.local,git.example.com,git.internal") {
+				t.Errorf("gitserver args %q: want gitserver.hosts after the Service's names in --hosts", sts.Spec.Template.Spec.Containers[0].Args)
 			}
 			if svc := service(t, m, "knit-gitserver"); svc.Spec.Type != corev1.ServiceTypeNodePort || svc.Spec.Ports[0].NodePort != 30090 {
 				t.Errorf("knit-gitserver Service: type %s, nodePort %d", svc.Spec.Type, svc.Spec.Ports[0].NodePort)
