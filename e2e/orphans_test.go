@@ -31,8 +31,15 @@ spec:
           command: ["/bin/sh", "-c", "sleep 3007; echo done"]
 `
 
-// appPIDs are the replicas' sleep 3007 processes, found as ps would.
+// appPIDs are the replicas' sleep 3007 processes.
 func appPIDs(t *testing.T) []int {
+	return replicaPIDs(t, func(argv []string) bool { return len(argv) == 2 && argv[0] == "sleep" && argv[1] == "3007" })
+}
+
+// replicaPIDs are the running processes of knit dev replicas (their
+// environment holds the replica marker) whose argv matches, found as ps
+// would.
+func replicaPIDs(t *testing.T, match func(argv []string) bool) []int {
 	t.Helper()
 	cmdlines, err := filepath.Glob("/proc/[0-9]*/cmdline")
 	if err != nil {
@@ -41,7 +48,7 @@ func appPIDs(t *testing.T) []int {
 	var pids []int
 	for _, f := range cmdlines {
 		data, err := os.ReadFile(f)
-		if err != nil || string(data) != "sleep\x003007\x00" {
+		if err != nil || !match(strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")) {
 			continue
 		}
 		env, err := os.ReadFile(filepath.Join(filepath.Dir(f), "environ"))
@@ -49,7 +56,9 @@ func appPIDs(t *testing.T) []int {
 			continue
 		}
 		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
-		pids = append(pids, pid)
+		if running(pid) {
+			pids = append(pids, pid)
+		}
 	}
 	return pids
 }
