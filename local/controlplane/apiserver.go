@@ -30,7 +30,7 @@ type apiServer struct {
 	port      int
 	etcdURL   string
 	etcd      etcdPKI // the CA etcd's certificate chains to and the client certificate for it
-	certFile  string // serving certificate, signed by the CA
+	certFile  string  // serving certificate, signed by the CA
 	keyFile   string
 	tokenFile string // --token-auth-file with the admin token
 	saKey     string // signs service-account tokens
