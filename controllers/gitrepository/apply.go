@@ -15,18 +15,22 @@ import (
 	"github.com/knitops/knit/gitsync/plan"
 )
 
-// apply server-side applies objs, all of them as a dry run first: if the
-// API or an admission webhook refuses any, nothing is changed and the
-// error names the object.
-func (r *Reconciler) apply(ctx context.Context, objs []*unstructured.Unstructured) error {
+// apply server-side applies objs with repo's identity (writer), all of
+// them as a dry run first: if the API or an admission webhook refuses
+// any, nothing is changed and the error names the object.
+func (r *Reconciler) apply(ctx context.Context, repo *knitv1alpha1.GitRepository, objs []*unstructured.Unstructured) error {
+	w, err := r.writer(repo)
+	if err != nil {
+		return err
+	}
 	for _, dry := range []bool{true, false} {
 		for _, o := range objs {
 			opts := []client.ApplyOption{fieldOwner, client.ForceOwnership}
 			if dry {
 				opts = append(opts, client.DryRunAll)
 			}
-			if err := r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()), opts...); err != nil {
-				return fmt.Errorf("apply %s %s: %w", o.GetKind(), o.GetName(), err)
+			if err := w.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()), opts...); err != nil {
+				return asIdentity(repo, fmt.Errorf("apply %s %s: %w", o.GetKind(), o.GetName(), err))
 			}
 		}
 	}
@@ -46,7 +50,7 @@ func (p *pass) prune(ctx context.Context) error {
 		if keep[ref] {
 			continue
 		}
-		errs = append(errs, p.r.remove(ctx, ref))
+		errs = append(errs, p.r.remove(ctx, p.repo, ref))
 	}
 	p.repo.Status.Inventory = p.inventory
 	if len(p.failed) == 0 {
@@ -55,15 +59,19 @@ func (p *pass) prune(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func (r *Reconciler) remove(ctx context.Context, ref knitv1alpha1.ObjectReference) error {
+func (r *Reconciler) remove(ctx context.Context, repo *knitv1alpha1.GitRepository, ref knitv1alpha1.ObjectReference) error {
+	w, err := r.writer(repo)
+	if err != nil {
+		return err
+	}
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion(ref.APIVersion)
 	u.SetKind(ref.Kind)
 	u.SetNamespace(ref.Namespace)
 	u.SetName(ref.Name)
 	log.FromContext(ctx).Info("Pruning object a later commit removed", "kind", ref.Kind, "name", ref.Name, "branch", ref.Branch)
-	if err := r.client.Delete(ctx, u, client.PropagationPolicy("Background")); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("prune %s %s: %w", ref.Kind, ref.Name, err)
+	if err := w.Delete(ctx, u, client.PropagationPolicy("Background")); err != nil && !apierrors.IsNotFound(err) {
+		return asIdentity(repo, fmt.Errorf("prune %s %s: %w", ref.Kind, ref.Name, err))
 	}
 	return nil
 }
@@ -76,6 +84,10 @@ func (p *pass) prunePreviews(ctx context.Context) error {
 		client.MatchingLabels{plan.RepositoryLabel: p.repo.Name}, client.HasLabels{plan.PullRequestLabel}); err != nil {
 		return fmt.Errorf("list preview Revisions: %w", err)
 	}
+	w, err := p.r.writer(p.repo)
+	if err != nil {
+		return err
+	}
 	var errs []error
 	for i := range revs.Items {
 		rev := &revs.Items[i]
@@ -83,8 +95,8 @@ func (p *pass) prunePreviews(ctx context.Context) error {
 			continue
 		}
 		log.FromContext(ctx).Info("Deleting preview Revision", "revision", rev.Name, "pullRequest", rev.Labels[plan.PullRequestLabel])
-		if err := p.r.client.Delete(ctx, rev, client.PropagationPolicy("Background")); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete preview Revision %s: %w", rev.Name, err))
+		if err := w.Delete(ctx, rev, client.PropagationPolicy("Background")); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, asIdentity(p.repo, fmt.Errorf("delete preview Revision %s: %w", rev.Name, err)))
 		}
 	}
 	return errors.Join(errs...)

@@ -44,6 +44,10 @@ type pass struct {
 	// previewsBuilding: a pull request's head is still building, so the
 	// pass must not count as applied.
 	previewsBuilding bool
+	// lacksRights: the repository's ServiceAccount may not write what a
+	// branch holds; the pass does not count as applied, so the next poll
+	// tries again (identityError).
+	lacksRights bool
 }
 
 // previewOutcome is what a pass did for one open pull request.
@@ -76,7 +80,7 @@ func (p *pass) branch(ctx context.Context, branch string, main bool) error {
 		err = p.buildImages(ctx, c, commit, objs)
 	}
 	if err == nil {
-		err = p.r.apply(ctx, objs)
+		err = p.r.apply(ctx, p.repo, objs)
 	}
 	if errors.Is(err, errBuilding) {
 		p.building = append(p.building, fmt.Sprintf("%s@%s: %v", branch, sha[:7], err))
@@ -119,7 +123,7 @@ func (p *pass) render(ctx context.Context, c plan.Commit, commit *object.Commit,
 	return plan.Objects(plan.Input{
 		Commit: c, Rendered: rendered, Canaries: canaries, Source: source,
 		Live:       func(name string) *servingv1.Service { return p.r.liveService(ctx, p.repo.Namespace, name) },
-		Namespaced: p.r.namespaced,
+		Namespaced: p.r.namespaced, Kinds: kinds(p.repo),
 	})
 }
 
@@ -183,6 +187,7 @@ func (p *pass) commit(branch string, main bool, sha string) (plan.Commit, *objec
 func (p *pass) fail(ctx context.Context, c plan.Commit, err error) {
 	log.FromContext(ctx).Info("Commit not applied", "branch", c.Branch, "commit", c.SHA, "err", err.Error())
 	p.failures = append(p.failures, fmt.Sprintf("%s@%s (%s): %v", c.Branch, c.SHA[:7], firstLine(c.Message), err))
+	p.lacksRights = p.lacksRights || lacksRights(err)
 	p.keepInventory(c.Branch)
 	if p.r.announcer != nil {
 		p.r.announcer.SyncFailed(ctx, p.repo, c, err)
@@ -222,7 +227,11 @@ func (p *pass) markSynced() {
 		conds.MarkTrue(knitv1alpha1.GitRepositoryConditionSynced)
 		return
 	}
-	conds.MarkFalse(knitv1alpha1.GitRepositoryConditionSynced, "CommitRejected",
+	reason := "CommitRejected"
+	if p.lacksRights {
+		reason = ReasonForbidden
+	}
+	conds.MarkFalse(knitv1alpha1.GitRepositoryConditionSynced, reason,
 		strings.Join(p.failures, "; ")+"; what was deployed before keeps serving")
 }
 

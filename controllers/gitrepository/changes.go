@@ -69,9 +69,11 @@ func (r *Reconciler) applyIfChanged(ctx context.Context, repo *knitv1alpha1.GitR
 		return nil, err
 	}
 	p.markSynced()
-	if len(p.building) > 0 || p.previewsBuilding {
+	if len(p.building) > 0 || p.previewsBuilding || p.lacksRights {
 		// Not remembered as applied: the build Job finishing wakes the
-		// repository, and that pass applies what was built.
+		// repository, and that pass applies what was built; rights
+		// granted to the repository's ServiceAccount are used at the next
+		// poll or push.
 		return nil, nil
 	}
 	done := &applied{key: key, at: r.now(), outcomes: p.prStatus}

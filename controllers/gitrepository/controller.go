@@ -64,6 +64,9 @@ type Reconciler struct {
 	builder   *build.Builder
 	events    events.EventRecorder
 	gitServer *GitServer
+	// identities impersonate the ServiceAccounts GitRepositories name
+	// (identity.go).
+	identities *identities
 }
 
 // SetupWithManager registers the reconciler. Besides its own resource it
@@ -78,7 +81,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	}
 	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: opts.Cache, announcer: opts.Announcer,
 		memory: newMemory(), now: time.Now, builder: opts.Builder, events: mgr.GetEventRecorder("knit-gitsync"),
-		gitServer: opts.GitServer}
+		gitServer: opts.GitServer, identities: newIdentities(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&knitv1alpha1.GitRepository{}, builder.WithPredicates(repositoryChanged)).
 		Watches(&knitv1alpha1.PullRequest{}, handler.EnqueueRequestsFromMapFunc(pullRequestRepo), builder.WithPredicates(pullRequestChanged)).

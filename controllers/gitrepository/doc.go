@@ -30,6 +30,14 @@
 // moved. What the last fetch and apply saw is kept in memory; a restart
 // fetches and applies once.
 //
+// What a sync may write is bounded twice. A commit may hold only the
+// kinds its GitRepository allows (spec.allowedKinds, by default what a
+// Knative app is made of; never GitRepositories, Secrets, RBAC or
+// cluster-scoped objects: plan.Kinds), in its namespace. And every write
+// (apply, prune, previews) is made with the repository's identity: its
+// spec.serviceAccountName impersonated, as Flux does, when it names one
+// (identity.go), so the API server's RBAC has the last word.
+//
 // A bad commit (YAML, kustomize, admission) stops at its branch: the
 // condition names the commit and the error, a dev.knit.sync.failed event
 // goes out, and everything that served before keeps serving. Errors that

@@ -87,7 +87,7 @@ func (p *pass) preview(ctx context.Context, pr *knitv1alpha1.PullRequest, branch
 			out.baseService, out.canaryAnnotation = baseService, o.GetAnnotations()[CanaryAnnotation]
 		}
 		out.revisions = append(out.revisions, rev.Name)
-		ready, err := p.r.ensurePreview(ctx, rev)
+		ready, err := p.r.ensurePreview(ctx, p.repo, rev)
 		if err != nil {
 			if invalid(err) {
 				out.err, out.ready = err.Error(), false
@@ -109,15 +109,20 @@ func (p *pass) preview(ctx context.Context, pr *knitv1alpha1.PullRequest, branch
 	return nil
 }
 
-// ensurePreview creates a preview Revision if it is missing and reports
-// whether it is ready; a failed one is an error naming why.
-func (r *Reconciler) ensurePreview(ctx context.Context, want *servingv1.Revision) (bool, error) {
+// ensurePreview creates a preview Revision, with repo's identity
+// (writer), if it is missing and reports whether it is ready; a failed
+// one is an error naming why.
+func (r *Reconciler) ensurePreview(ctx context.Context, repo *knitv1alpha1.GitRepository, want *servingv1.Revision) (bool, error) {
 	have := &servingv1.Revision{}
 	err := r.client.Get(ctx, client.ObjectKeyFromObject(want), have)
 	if apierrors.IsNotFound(err) {
+		w, err := r.writer(repo)
+		if err != nil {
+			return false, err
+		}
 		log.FromContext(ctx).Info("Creating preview Revision", "revision", want.Name, "pullRequest", want.Labels[plan.PullRequestLabel])
-		if err := r.client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
-			return false, fmt.Errorf("create preview Revision %s: %w", want.Name, err)
+		if err := w.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+			return false, asIdentity(repo, fmt.Errorf("create preview Revision %s: %w", want.Name, err))
 		}
 		return false, nil
 	}

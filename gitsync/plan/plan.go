@@ -43,6 +43,9 @@ type Input struct {
 	Canaries map[string][]Canary
 	// Namespaced says whether a kind is namespaced (the API's RESTMapper).
 	Namespaced func(schema.GroupVersionKind) (bool, error)
+	// Kinds is what the repository may deploy; the zero Kinds allows
+	// DefaultAllowedKinds.
+	Kinds Kinds
 	// Source fingerprints the commit's app sources (SourceFingerprint):
 	// a Service built from the repository (ko://./…) gets a new Revision
 	// when they change, even if its YAML did not.
@@ -81,6 +84,9 @@ func object(in Input, obj *unstructured.Unstructured) (*unstructured.Unstructure
 	}
 	if ns := obj.GetNamespace(); ns != "" && ns != in.Commit.Namespace {
 		return nil, fmt.Errorf("%s: namespace %q is not the GitRepository's %q; drop metadata.namespace or move the GitRepository", ref, ns, in.Commit.Namespace)
+	}
+	if err := in.Kinds.Check(gvk.GroupKind()); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", KindString(gvk.GroupKind()), obj.GetName(), err)
 	}
 	obj.SetNamespace(in.Commit.Namespace)
 	if gvk == serviceGVK {

@@ -71,6 +71,25 @@ type GitRepositorySpec struct {
 	// Suspend stops syncing without deleting what was deployed.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+	// AllowedKinds are the kinds of objects a commit may deploy, each
+	// Kind.group ("Deployment.apps"; the core group's alone:
+	// "ConfigMap"). Empty: Knative Services, Configurations and Routes,
+	// ConfigMaps and knit's EventSinks. A commit holding another kind
+	// changes nothing and says which. GitRepositories, Secrets, RBAC and
+	// cluster-scoped objects are never deployed from Git, listed or not:
+	// a push must not be able to reach credentials or rights.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:Pattern=`^[A-Z][A-Za-z0-9]*(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +optional
+	AllowedKinds []string `json:"allowedKinds,omitempty"`
+	// ServiceAccountName, when set, is the ServiceAccount in this
+	// namespace whose rights every write of a sync (apply, prune,
+	// pull-request previews) is made with: knit impersonates it, as Flux's
+	// kustomize-controller does, so a commit can do only what its RBAC
+	// allows. Empty: knit's own identity, limited by AllowedKinds.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 }
 
 // GitRepositoryStatus reports what was last synced from each branch.

@@ -109,6 +109,7 @@ var needs = map[string][]request{
 			{verb: "update", resource: "secrets", ns: "knit-system", name: "knit-webhook-certs", why: "webhooks/certs rotation"},
 			{verb: "create", resource: "secrets", ns: "knit-system", why: "webhooks/certs first start"},
 			{verb: "get", resource: "secrets", ns: "knit-system", name: "knit-gitserver-token", why: "gitrepository/gitserver.go: fetches from knit's Git server present its token"},
+			{verb: "impersonate", resource: "serviceaccounts", ns: userNS, name: "deployer", why: "gitrepository/identity.go: a sync writes as spec.serviceAccountName"},
 			{verb: "get", group: "coordination.k8s.io", resource: "leases", ns: "knit-system", name: "knit-controller", why: "leader election"},
 			{verb: "update", group: "coordination.k8s.io", resource: "leases", ns: "knit-system", name: "knit-controller", why: "leader election"},
 			{verb: "create", group: "coordination.k8s.io", resource: "leases", ns: "knit-system", why: "leader election"},
@@ -166,6 +167,9 @@ var refused = map[string][]request{
 		{verb: "update", group: "coordination.k8s.io", resource: "leases", ns: "knit-system", name: "knit-autoscaler", why: "the autoscaler's lease"},
 		{verb: "list", resource: "pods", ns: userNS, why: "the controller never reads pods"},
 		{verb: "create", group: "knit.dev", resource: "gitrepositories", ns: userNS, why: "users and the gitserver create them"},
+		{verb: "impersonate", resource: "users", name: "admin", why: "it impersonates service accounts only"},
+		{verb: "impersonate", resource: "groups", name: "system:masters", why: "it impersonates service accounts only"},
+		{verb: "impersonate", group: "authentication.k8s.io", resource: "userextras", why: "it impersonates service accounts only"},
 	},
 	"autoscaler": {
 		{verb: "update", group: "apps", resource: "deployments", ns: userNS, why: "it patches replicas only"},

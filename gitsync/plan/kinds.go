@@ -1,0 +1,77 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// DefaultAllowedKinds are what a commit may deploy when its GitRepository
+// lists no spec.allowedKinds: what a Knative app is made of, its
+// configuration, and where its events go.
+var DefaultAllowedKinds = []string{
+	"Service.serving.knative.dev",
+	"Configuration.serving.knative.dev",
+	"Route.serving.knative.dev",
+	"ConfigMap",
+	"EventSink.knit.dev",
+}
+
+// Kinds is what one GitRepository's commits may deploy: its
+// spec.allowedKinds (DefaultAllowedKinds when empty), less what is never
+// deployed from Git (NeverFromGit). The zero Kinds allows the defaults.
+type Kinds struct {
+	// Allowed are Kind.group strings ("Deployment.apps", "ConfigMap").
+	Allowed []string
+	// Repository is the GitRepository, namespace/name, as refusals name
+	// it.
+	Repository string
+}
+
+// NeverFromGit reports the kinds no GitRepository may deploy, whatever it
+// allows: a GitRepository (it could send an existing Secret's
+// credentials to any URL), a Secret (it could overwrite another
+// repository's credentials or a service account's token), and RBAC
+// (rights are granted by people, not by pushes). Cluster-scoped kinds are
+// refused by Objects on their own.
+func NeverFromGit(gk schema.GroupKind) bool {
+	switch {
+	case gk.Group == "rbac.authorization.k8s.io":
+		return true
+	case gk.Group == "" && gk.Kind == "Secret":
+		return true
+	case gk.Group == "knit.dev" && gk.Kind == "GitRepository":
+		return true
+	}
+	return false
+}
+
+// KindString spells gk as spec.allowedKinds does: Kind.group, or Kind
+// alone in the core group.
+func KindString(gk schema.GroupKind) string {
+	if gk.Group == "" {
+		return gk.Kind
+	}
+	return gk.Kind + "." + gk.Group
+}
+
+// Check says why an object of kind gk may not be deployed, nil when it
+// may. The error tells the user what to do: nothing for a kind never
+// deployed from Git, else the line to add to spec.allowedKinds.
+func (k Kinds) Check(gk schema.GroupKind) error {
+	kind := KindString(gk)
+	if NeverFromGit(gk) {
+		return fmt.Errorf("kind %s is never deployed from Git: GitRepositories, Secrets and RBAC would let a push reach credentials and rights; create it with kubectl", kind)
+	}
+	allowed := k.Allowed
+	if len(allowed) == 0 {
+		allowed = DefaultAllowedKinds
+	}
+	if slices.Contains(allowed, kind) {
+		return nil
+	}
+	return fmt.Errorf("kind %s is not allowed from this repository (it allows %s): add %q to spec.allowedKinds of GitRepository %s",
+		kind, strings.Join(allowed, ", "), kind, k.Repository)
+}
