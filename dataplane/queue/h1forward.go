@@ -133,7 +133,7 @@ func (f *appForwarder) forward(w http.ResponseWriter, r *http.Request) {
 		h.Add("Trailer", strings.Join(keys, ", "))
 	}
 	w.WriteHeader(res.StatusCode)
-	if err := f.copyBody(w, res); err != nil {
+	if err := f.copyBody(w, res, c.br.Buffered() > 0); err != nil {
 		if r.Context().Value(http.ServerContextKey) == nil {
 			return // not under an http.Server (a test): ReverseProxy does not panic either
 		}
@@ -194,13 +194,20 @@ func (f *appForwarder) roundTrip(w http.ResponseWriter, r *http.Request, c *appC
 
 // copyBody relays the answer's body, flushing after every write when it
 // streams (Server-Sent Events, or no Content-Length), as ReverseProxy
-// does. It reports a failed read or write; the body is then not drained.
-func (f *appForwarder) copyBody(w http.ResponseWriter, res *http.Response) error {
+// does. A streamed head goes out at once unless some of the body is
+// already here (bodyReady) to go with it: ReverseProxy flushes the head
+// from a timer that fires at once, which loses the race to a body that
+// is ready, so net/http then still sniffs an untyped answer's
+// Content-Type. It reports a failed read or write; the body is then not
+// drained.
+func (f *appForwarder) copyBody(w http.ResponseWriter, res *http.Response, bodyReady bool) error {
 	stream := res.ContentLength == -1 || isEventStream(res.Header.Get("Content-Type"))
 	var flush func() error
 	if stream {
 		flush = http.NewResponseController(w).Flush
-		flush() // the head at once, even if the body is slow to come
+		if !bodyReady {
+			flush()
+		}
 	}
 	buf := forward.BufferPool{}.Get()
 	defer forward.BufferPool{}.Put(buf)
