@@ -6,9 +6,6 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Admin and metrics paths.
@@ -53,9 +50,9 @@ func (s *Server) adminMux() http.Handler {
 }
 
 // metricsMux serves the metrics port.
-func (s *Server) metricsMux(reg *prometheus.Registry) http.Handler {
+func (s *Server) metricsMux(reg *metricsRegistry) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(MetricsPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.Handle(MetricsPath, reg)
 	mux.Handle(StatsPath, s.stats)
 	return mux
 }

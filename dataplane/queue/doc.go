@@ -11,13 +11,17 @@
 //	stats    time-weighted concurrency and request rate for the autoscaler
 //	timeout  total, response-start and idle timeouts (504)
 //	breaker  containerConcurrency with a bounded FIFO queue (503 when full)
-//	proxy    reverse proxy to the app on 127.0.0.1:USER_PORT (HTTP/1.1, h2c, upgrades)
+//	proxy    to the app on 127.0.0.1:USER_PORT: body-less HTTP/1.x GET and HEAD on the queue's own
+//	         connection pool (h1forward.go), the rest through httputil.ReverseProxy (h2c, upgrades, bodies)
 //
 // The admin port (8022) serves /healthz and Knative's /wait-for-drain; the
-// metrics port (9091) serves Prometheus /metrics and the JSON [Stat] on
-// [StatsPath] that knit's autoscaler scrapes.
+// metrics port (9091) serves Prometheus /metrics (written by the queue
+// itself, exposition.go: no client library in the sidecar) and the JSON
+// [Stat] on [StatsPath] that knit's autoscaler scrapes.
 //
-// The hot path takes no locks and allocates little beyond what
-// httputil.ReverseProxy itself needs: counters are atomics, the breaker is a
-// lock-free semaphore, response writers and copy buffers are pooled.
+// The hot path takes no locks and allocates little beyond what net/http's
+// server needs: counters are atomics, the breaker is a lock-free semaphore,
+// response writers, deadlines with their timers and copy buffers are
+// pooled, and the common request goes to the app without a request clone
+// or transport goroutines.
 package queue

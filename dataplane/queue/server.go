@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Server is one running queue-proxy: its listeners are bound by
@@ -72,26 +70,20 @@ func NewServer(cfg Config) (*Server, error) {
 		s.breaker = NewBreaker(cfg.ContainerConcurrency, cfg.queueDepth())
 	}
 
-	reg := prometheus.NewRegistry()
+	reg := newMetricsRegistry()
 	var queued func() int64
 	if s.breaker != nil {
 		queued = func() int64 { return int64(s.breaker.Queued()) }
 	}
-	labels := prometheus.Labels{}
-	for name, v := range map[string]string{
+	labels := map[string]string{
 		"namespace_name":     cfg.Namespace,
 		"configuration_name": cfg.Configuration,
 		"revision_name":      cfg.Revision,
 		"pod_name":           cfg.Pod,
-	} {
-		if v != "" {
-			labels[name] = v
-		}
 	}
-	metrics, err := newRequestMetrics(reg, labels, s.tracker.Inflight, queued, s.prober.Ready)
-	if err != nil {
-		return nil, fmt.Errorf("registering metrics: %w", err)
-	}
+	metrics := newRequestMetrics(reg, labels, s.tracker.Inflight, queued, s.prober.Ready)
+	addGoMetrics(reg)
+	addProcessMetrics(reg)
 	s.handler = s.stack(metrics)
 
 	listen := func(port int) (net.Listener, error) {
