@@ -13,6 +13,8 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
@@ -102,16 +104,22 @@ func (j *journey) buildOnPush(t *testing.T) {
 	git := j.gitIn(dir)
 	git("init", "-q", "-b", "main")
 	j.writeApp(dir, "v1", false)
+	if err := kofixture.WriteNonce(dir, time.Now().Format(time.RFC3339Nano)); err != nil {
+		t.Fatal(err)
+	}
 	git("add", ".")
 	git("commit", "-qm", "v1")
 	ctx := context.Background()
+	// The caches' claim outlives knit: on a cluster kept from an earlier
+	// run (KEEP_CLUSTER) the first build finds warm caches.
+	cold := apierrors.IsNotFound(j.c.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: "knit-build-cache"}, &corev1.PersistentVolumeClaim{}))
 
 	// A push of code: built in the cluster, deployed by digest.
 	sha1, image1 := j.pushBuilt(git, kofixture.Answer("v1"))
 	if !strings.HasPrefix(image1, registry+"/"+ns+"/"+buildRepo+"/hello@sha256:") {
 		t.Fatalf("the Service runs %q, want an image of %s by digest", image1, registry)
 	}
-	if proxy.Requests() == 0 {
+	if cold && proxy.Requests() == 0 {
 		t.Errorf("the cold build fetched nothing through build.goproxy %s", proxy.URL)
 	}
 

@@ -141,12 +141,17 @@ func (b *Builder) ensureCache(ctx context.Context) error {
 		return nil
 	}
 	key := client.ObjectKey{Namespace: b.cfg.Namespace, Name: b.cfg.CacheClaim}
-	err := b.reader.Get(ctx, key, &corev1.PersistentVolumeClaim{})
-	if !apierrors.IsNotFound(err) {
-		if err != nil {
-			return fmt.Errorf("get the build cache claim %s: %w", key, err)
-		}
+	pvc := &corev1.PersistentVolumeClaim{}
+	err := b.reader.Get(ctx, key, pvc)
+	switch {
+	case err == nil && pvc.DeletionTimestamp != nil:
+		// A pod created now would wait for a claim that is going, and
+		// hold it from going: start builds once it is gone.
+		return fmt.Errorf("the build cache claim %s is being deleted (to drop the caches); builds start again once it is gone", key)
+	case err == nil:
 		return nil
+	case !apierrors.IsNotFound(err):
+		return fmt.Errorf("get the build cache claim %s: %w", key, err)
 	}
 	if err := b.client.Create(ctx, CacheClaim(b.cfg)); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create the build cache claim %s: %w", key, err)

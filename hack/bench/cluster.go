@@ -33,6 +33,9 @@ const (
 	clusterHost      = "hello." + clusterNamespace + ".example.com"
 	clusterImage     = "knit.local/examples/helloworld:latest"
 	idleWindow       = 30 * time.Second
+	// buildRuns are the pushes of code the build part times: one cold,
+	// the rest warm.
+	buildRuns = 4
 )
 
 // clusterSettings are the chart values of the bench's install: the images
@@ -61,6 +64,7 @@ type clusterResult struct {
 	install time.Duration
 	runs    []clusterRun
 	idle    []podUsage
+	builds  []buildRun
 }
 
 // benchCluster drives the test cluster with kubectl, helm and a client.
@@ -124,6 +128,9 @@ func measureCluster(ctx context.Context, root, binDir, kubeconfig string, runs i
 	}
 	if res.idle, err = b.idleUsage(ctx); err != nil {
 		return nil, fmt.Errorf("idle footprint: %w", err)
+	}
+	if res.builds, err = b.measureBuilds(ctx, ingress, buildRuns); err != nil {
+		return nil, fmt.Errorf("builds: %w", err)
 	}
 	return res, nil
 }
@@ -318,12 +325,17 @@ func (b *benchCluster) idleUsage(ctx context.Context) ([]podUsage, error) {
 
 // waitAnswerFrom polls the ingress until host answers with helloworld.
 func waitAnswerFrom(ctx context.Context, ingress, host string, timeout time.Duration) error {
+	return waitBodyFrom(ctx, ingress, host, helloBody, timeout)
+}
+
+// waitBodyFrom polls the ingress until host answers 200 with want.
+func waitBodyFrom(ctx context.Context, ingress, host, want string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	var err error
 	for time.Now().Before(deadline) {
 		var conn net.Conn
 		if conn, err = net.Dial("tcp", ingress); err == nil {
-			if _, err = firstByteFrom(conn, host, helloBody, time.Time{}, time.Now().Add(requestTimeout)); err == nil {
+			if _, err = firstByteFrom(conn, host, want, time.Time{}, time.Now().Add(requestTimeout)); err == nil {
 				return nil
 			}
 		}

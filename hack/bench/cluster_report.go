@@ -38,6 +38,7 @@ func (c *clusterResult) markdown() string {
 		cpu += p.cpu
 	}
 	fmt.Fprintf(&b, "| **%d pods** | **%.1f MiB** | **%s** |\n", len(c.idle), float64(mem)/(1<<20), fmtCPU(cpu))
+	b.WriteString(buildsMarkdown(c.builds))
 	return b.String()
 }
 

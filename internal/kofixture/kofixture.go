@@ -79,6 +79,12 @@ spec:
 	return nil
 }
 
+// WriteNonce adds a file that changes the app's tree and nothing it
+// runs, so a journey's first build has a key no earlier run built.
+func WriteNonce(dir, nonce string) error {
+	return os.WriteFile(filepath.Join(dir, "cmd", "hello", "nonce.go"), []byte("package main\n\n// run "+nonce+"\n"), 0o644)
+}
+
 // ModuleProxy is a GOPROXY (Go's module cache layout is the protocol) in
 // front of a module cache holding Dependency, counting its requests.
 type ModuleProxy struct {
