@@ -77,6 +77,9 @@ func running(pid int) bool {
 // directory kills them before it starts anything, and a clean stop leaves
 // nothing.
 func TestKilledKnitDevLeavesNoOrphans(t *testing.T) {
+	if testing.Short() {
+		t.Skip("e2e: starts knit dev")
+	}
 	state := t.TempDir()
 	d := startKnitDev(t, state)
 	f := filepath.Join(t.TempDir(), "launcher.yaml")

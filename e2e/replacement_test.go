@@ -42,6 +42,9 @@ spec:
 // load, fails no request: a replica leaves the endpoints first, finishes
 // what it has, then gets SIGTERM, and SIGKILL after its grace period.
 func TestReplacingAnAppThatIgnoresSIGTERMFailsNoRequest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("e2e: starts knit dev")
+	}
 	d := startKnitDev(t, t.TempDir())
 	// Knative's windows, shortened: a replaced revision's replica goes at
 	// scale to zero, seconds after its traffic moved on.
