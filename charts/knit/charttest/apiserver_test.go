@@ -102,6 +102,8 @@ func TestAPIServer(t *testing.T) {
 			"--set", "controller.gitopsRules[0].apiGroups[0]=", "--set", "controller.gitopsRules[0].resources[0]=configmaps",
 			"--set", "controller.gitopsRules[0].verbs={get,create,patch,delete}",
 			"--set", "activator.replicas=1", "--set", "rbac.aggregateToDefaultRoles=false"}},
+		{"builds on", []string{"--set", "build.registry=registry.example/knit", "--set", "build.insecure=true",
+			"--set", "build.registrySecret=push", "--set", "build.goproxy=https://proxy.example", "--set", "build.cache.storageClassName=fast"}},
 		{"ClusterIP, storage class, no domain", []string{"--set", "ingress.service.type=ClusterIP", "--set", "gitserver.storageClassName=fast", "--set", "domain="}},
 	} {
 		t.Run("dry-run "+tc.name, func(t *testing.T) {
@@ -123,6 +125,8 @@ func TestAPIServer(t *testing.T) {
 		}
 	})
 
+	// Applied with builds on, so the build rules are there to check too.
+	_, rest = split(render(t, "--set", "build.registry=registry.example/knit"))
 	s.run(t, yamlOf(t, rest), "apply", "--server-side", "-f", "-")
 	checkRBAC(t, s.client)
 }

@@ -3,6 +3,7 @@ package charttest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"testing"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -151,6 +152,26 @@ var needs = map[string][]request{
 	),
 }
 
+// buildNeeds are the controller's requests when builds are on
+// (build.registry set, gitsync/build): TestAPIServer applies the chart so.
+var buildNeeds = concat(
+	each([]string{"get", "list", "watch", "create", "delete"}, request{group: "batch", resource: "jobs", ns: "knit-system", why: "builder.go Resolve and start; the Job watch"}),
+	[]request{
+		{verb: "list", resource: "pods", ns: "knit-system", why: "builder.go result: the termination message"},
+		{verb: "delete", resource: "secrets", ns: "knit-system", why: "builder.go dropCredentials"},
+		{verb: "create", resource: "secrets", ns: "knit-system", why: "builder.go copyCredentials"},
+		{verb: "get", resource: "persistentvolumeclaims", ns: "knit-system", why: "builder.go ensureCache"},
+		{verb: "create", resource: "persistentvolumeclaims", ns: "knit-system", why: "builder.go ensureCache"},
+	},
+)
+
+// buildRefused: builds stay in knit's namespace.
+var buildRefused = []request{
+	{verb: "create", group: "batch", resource: "jobs", ns: userNS, why: "builds run in knit-system only"},
+	{verb: "create", resource: "persistentvolumeclaims", ns: userNS, why: "the caches' claim is in knit-system"},
+	{verb: "delete", resource: "persistentvolumeclaims", ns: "knit-system", why: "the caches' claim is the operator's to drop"},
+}
+
 // refused is a sample of what each component has no business doing: a
 // wider grant than the code needs would show here.
 var refused = map[string][]request{
@@ -215,6 +236,9 @@ func concat(parts ...[]request) []request {
 // each component's ServiceAccount may make the requests its code makes,
 // and may not make the refused ones.
 func checkRBAC(t *testing.T, client kubernetes.Interface) {
+	needs, refused := maps.Clone(needs), maps.Clone(refused)
+	needs["controller"] = concat(needs["controller"], buildNeeds)
+	refused["controller"] = concat(refused["controller"], buildRefused)
 	for component, reqs := range needs {
 		t.Run("rbac "+component, func(t *testing.T) {
 			for _, r := range reqs {
