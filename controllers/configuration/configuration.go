@@ -29,8 +29,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	before := cfg.Status.DeepCopy()
-	conds := servingv1.ConfigurationConditions.Manage(&cfg.Status.Status)
-	conds.InitializeConditions()
+	cfg.Status.InitializeConditions()
 
 	latest, err := r.reconcileRevision(ctx, cfg)
 	var taken *nameTakenError
@@ -38,11 +37,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		reason, message, ok := owned.Failure(err)
 		switch {
 		case errors.As(err, &taken):
-			conds.MarkFalse(duckv1.ConditionReady, "RevisionNameTaken", taken.Error())
+			cfg.Status.MarkRevisionNameTaken(taken.Error())
 		case ok:
 			// The API server refuses the Revision: say so at this
 			// generation, so the Service shows why instead of waiting.
-			conds.MarkFalse(duckv1.ConditionReady, reason, message)
+			cfg.Status.MarkRevisionCreationFailed(reason, message)
 		default:
 			return ctrl.Result{}, err
 		}
@@ -99,7 +98,6 @@ func (r *Reconciler) reconcileRevision(ctx context.Context, cfg *servingv1.Confi
 // markStatus sets latestCreated to the current generation's Revision and
 // latestReady to the newest ready one; Ready follows the latest created.
 func markStatus(cfg *servingv1.Configuration, latest *servingv1.Revision, revs []servingv1.Revision) {
-	conds := servingv1.ConfigurationConditions.Manage(&cfg.Status.Status)
 	cfg.Status.LatestCreatedRevisionName = latest.Name
 	if name := newestReady(revs); name != "" {
 		cfg.Status.LatestReadyRevisionName = name
@@ -107,12 +105,11 @@ func markStatus(cfg *servingv1.Configuration, latest *servingv1.Revision, revs [
 	ready := latest.Status.GetCondition(duckv1.ConditionReady)
 	switch {
 	case ready.IsTrue() && latest.Status.ObservedGeneration == latest.Generation:
-		conds.MarkTrue(duckv1.ConditionReady)
+		cfg.Status.MarkLatestCreatedReady()
 	case ready.IsFalse():
-		conds.MarkFalse(duckv1.ConditionReady, "RevisionFailed",
-			fmt.Sprintf("Revision %q failed with message: %s", latest.Name, ready.Message))
+		cfg.Status.MarkLatestCreatedFailed(latest.Name, ready.Message)
 	default:
-		conds.MarkUnknown(duckv1.ConditionReady, "Deploying", fmt.Sprintf("waiting for Revision %q to become ready", latest.Name))
+		cfg.Status.MarkLatestCreatedDeploying(latest.Name)
 	}
 }
 

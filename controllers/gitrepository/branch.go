@@ -217,21 +217,19 @@ func (p *pass) branchStatus(branch string) *knitv1alpha1.BranchStatus {
 }
 
 func (p *pass) markSynced() {
-	conds := knitv1alpha1.GitRepositoryConditions.Manage(&p.repo.Status.Status)
 	if len(p.failures) == 0 && len(p.building) > 0 {
-		conds.MarkUnknown(knitv1alpha1.GitRepositoryConditionSynced, "Building",
-			strings.Join(p.building, "; ")+"; what was deployed before keeps serving until the builds are done")
+		p.repo.Status.MarkBuilding(strings.Join(p.building, "; ") + "; what was deployed before keeps serving until the builds are done")
 		return
 	}
 	if len(p.failures) == 0 {
-		conds.MarkTrue(knitv1alpha1.GitRepositoryConditionSynced)
+		p.repo.Status.MarkSynced()
 		return
 	}
-	reason := "CommitRejected"
+	reason := knitv1alpha1.ReasonCommitRejected
 	if p.lacksRights {
 		reason = ReasonForbidden
 	}
-	conds.MarkFalse(knitv1alpha1.GitRepositoryConditionSynced, reason,
+	p.repo.Status.MarkSyncFailed(reason,
 		strings.Join(p.failures, "; ")+"; what was deployed before keeps serving")
 }
 

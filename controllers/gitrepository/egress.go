@@ -3,6 +3,7 @@ package gitrepository
 import (
 	"errors"
 
+	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	"github.com/knitops/knit/gitsync/egress"
 )
 
@@ -18,5 +19,5 @@ func fetchFailedReason(err error) string {
 	if denied := (*egress.DeniedError)(nil); errors.As(err, &denied) {
 		return ReasonEgressDenied
 	}
-	return "FetchFailed"
+	return knitv1alpha1.ReasonFetchFailed
 }

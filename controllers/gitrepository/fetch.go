@@ -15,28 +15,27 @@ import (
 // when the last fetch may be out of date (fetchReason), and otherwise
 // passes the last fetch on. It sets Fetched.
 func (r *Reconciler) fetchIfDue(ctx context.Context, repo *knitv1alpha1.GitRepository, prs []knitv1alpha1.PullRequest, st *remembered) error {
-	conds := knitv1alpha1.GitRepositoryConditions.Manage(&repo.Status.Status)
 	branches, asked := fetchList(repo, prs)
 	reason := st.fetchReason(repo, asked, r.now())
 	if reason == "" {
 		// The last fetch succeeded, whether or not its pass wrote so.
-		conds.MarkTrue(knitv1alpha1.GitRepositoryConditionFetched)
+		repo.Status.MarkFetched()
 		return nil
 	}
 	st.refetch = true // until it succeeds
 	auth, err := r.auth(ctx, repo)
 	if err != nil {
-		conds.MarkFalse(knitv1alpha1.GitRepositoryConditionFetched, "CredentialsNotFound", err.Error())
+		repo.Status.MarkFetchFailed(knitv1alpha1.ReasonCredentialsNotFound, err.Error())
 		return err
 	}
 	log.FromContext(ctx).V(1).Info("Fetching", "reason", reason, "branches", branches)
 	fetchesTotal.WithLabelValues(repo.Namespace, repo.Name).Inc()
 	fetched, err := r.cache.Fetch(ctx, cacheKey(client.ObjectKeyFromObject(repo)), repo.Spec.URL, branches, auth)
 	if err != nil {
-		conds.MarkFalse(knitv1alpha1.GitRepositoryConditionFetched, fetchFailedReason(err), err.Error())
+		repo.Status.MarkFetchFailed(fetchFailedReason(err), err.Error())
 		return err
 	}
-	conds.MarkTrue(knitv1alpha1.GitRepositoryConditionFetched)
+	repo.Status.MarkFetched()
 	st.remember(repo, fetched, asked, r.now())
 	return nil
 }

@@ -44,8 +44,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		st.refetch = true
 	}
 	before := repo.Status.DeepCopy()
-	conds := knitv1alpha1.GitRepositoryConditions.Manage(&repo.Status.Status)
-	conds.InitializeConditions()
+	repo.Status.InitializeConditions()
 	repo.Status.ObservedGeneration = repo.Generation
 
 	prs, done, err := r.sync(ctx, repo, &st)

@@ -19,7 +19,6 @@ import (
 // Service's latest Revision failed, Unknown while one deploys. It reads
 // the cache only, so it runs on every pass.
 func (r *Reconciler) markRevisions(ctx context.Context, repo *knitv1alpha1.GitRepository) error {
-	conds := knitv1alpha1.GitRepositoryConditions.Manage(&repo.Status.Status)
 	var failed, deploying []string
 	for _, ref := range repo.Status.Inventory {
 		if !isService(ref) {
@@ -44,11 +43,11 @@ func (r *Reconciler) markRevisions(ctx context.Context, repo *knitv1alpha1.GitRe
 	}
 	switch {
 	case len(failed) > 0:
-		conds.MarkFalse(knitv1alpha1.GitRepositoryConditionRevisionsReady, "RevisionFailed", strings.Join(failed, "; "))
+		repo.Status.MarkRevisionsFailed(strings.Join(failed, "; "))
 	case len(deploying) > 0:
-		conds.MarkUnknown(knitv1alpha1.GitRepositoryConditionRevisionsReady, "Deploying", "waiting for "+strings.Join(deploying, ", "))
+		repo.Status.MarkRevisionsDeploying("waiting for " + strings.Join(deploying, ", "))
 	default:
-		conds.MarkTrue(knitv1alpha1.GitRepositoryConditionRevisionsReady)
+		repo.Status.MarkRevisionsReady()
 	}
 	return nil
 }
@@ -88,11 +87,9 @@ func (r *Reconciler) updatePullRequests(ctx context.Context, prs []knitv1alpha1.
 }
 
 func (r *Reconciler) markOpen(ctx context.Context, pr *knitv1alpha1.PullRequest, out *previewOutcome) {
-	conds := knitv1alpha1.PullRequestConditions.Manage(&pr.Status.Status)
 	pr.Status.Tag = plan.Tag(pr.Spec.Number)
 	if out == nil {
-		conds.MarkFalse(duckv1.ConditionReady, "BaseNotTracked",
-			fmt.Sprintf("base branch %q is not one of the repository's tracked branches", pr.Spec.BaseBranch))
+		pr.Status.MarkBaseNotTracked(pr.Spec.BaseBranch)
 		return
 	}
 	if len(out.revisions) > 0 {
@@ -102,23 +99,18 @@ func (r *Reconciler) markOpen(ctx context.Context, pr *knitv1alpha1.PullRequest,
 	pr.Status.URL = r.tagURL(ctx, pr)
 	switch {
 	case out.err != "":
-		conds.MarkFalse(duckv1.ConditionReady, "PreviewFailed", out.err)
+		pr.Status.MarkPreviewFailed(out.err)
 	case out.ready && pr.Status.URL != "":
-		conds.MarkTrue(duckv1.ConditionReady)
+		pr.Status.MarkPreviewReady()
 	default:
-		conds.MarkUnknown(duckv1.ConditionReady, "Deploying", "waiting for the head's Revision to become ready and routed")
+		pr.Status.MarkPreviewDeploying()
 	}
 }
 
 func markDone(pr *knitv1alpha1.PullRequest) {
-	conds := knitv1alpha1.PullRequestConditions.Manage(&pr.Status.Status)
 	pr.Status.Tag, pr.Status.URL, pr.Status.RevisionName = "", "", ""
 	pr.Status.Share = 0
-	reason := "Closed"
-	if pr.Spec.State == knitv1alpha1.PullRequestMerged {
-		reason = "Merged"
-	}
-	conds.MarkTrueWithReason(duckv1.ConditionReady, reason, "the preview and its traffic are removed")
+	pr.Status.MarkDone(pr.Spec.State == knitv1alpha1.PullRequestMerged)
 }
 
 // tagURL is the URL the base Service's route gives the pull request's tag.

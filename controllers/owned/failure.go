@@ -39,12 +39,23 @@ func Failure(err error) (reason, message string, ok bool) {
 	var write *WriteError
 	switch {
 	case errors.As(err, &notOwned):
-		return "NotOwned", notOwned.Error(), true
+		return ReasonNotOwned, notOwned.Error(), true
 	case errors.As(err, &write) && !transient(write.Err):
-		return "Failed" + capitalized(write.Verb), write.Error(), true
+		return failedReason(write.Verb), write.Error(), true
 	}
 	return "", "", false
 }
+
+// The reasons Failure gives, Kubernetes' own for these events, whatever
+// the parent's kind: a parent's condition shows them as they are.
+const (
+	// ReasonNotOwned: the child's name is taken by another owner's object.
+	ReasonNotOwned = "NotOwned"
+	// ReasonFailedCreate and ReasonFailedUpdate: the API server refused
+	// to create or update the child.
+	ReasonFailedCreate = "FailedCreate"
+	ReasonFailedUpdate = "FailedUpdate"
+)
 
 // transient errors clear on their own when the write is retried.
 func transient(err error) bool {
@@ -53,9 +64,10 @@ func transient(err error) bool {
 		apierrors.IsServiceUnavailable(err)
 }
 
-func capitalized(verb string) string {
-	if verb == "" {
-		return ""
+// failedReason names a refused write by its verb, "create" or "update".
+func failedReason(verb string) string {
+	if verb == "update" {
+		return ReasonFailedUpdate
 	}
-	return string(verb[0]-'a'+'A') + verb[1:]
+	return ReasonFailedCreate
 }

@@ -32,15 +32,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	before := pa.Status.DeepCopy()
-	conds := autoscalingv1alpha1.PodAutoscalerConditions.Manage(&pa.Status.Status)
-	conds.InitializeConditions()
+	pa.Status.InitializeConditions()
 
 	dep := &appsv1.Deployment{}
 	if err := r.client.Get(ctx, client.ObjectKey{Namespace: pa.Namespace, Name: pa.Spec.ScaleTargetRef.Name}, dep); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, fmt.Errorf("get scale target %s: %w", pa.Spec.ScaleTargetRef.Name, err)
 		}
-		conds.MarkUnknown(autoscalingv1alpha1.PodAutoscalerConditionScaleTargetInitialized, "ScaleTargetMissing",
+		pa.Status.MarkScaleTargetNotInitialized(autoscalingv1alpha1.ReasonScaleTargetMissing,
 			fmt.Sprintf("waiting for Deployment %s", pa.Spec.ScaleTargetRef.Name))
 		return ctrl.Result{}, r.updateStatus(ctx, pa, before)
 	}
@@ -61,7 +60,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if !ok {
 			return ctrl.Result{}, err
 		}
-		conds.MarkFalse(autoscalingv1alpha1.PodAutoscalerConditionSKSReady, reason, message)
+		pa.Status.MarkSKSFailed(reason, message)
 		statusErr := r.updateStatus(ctx, pa, before)
 		var notOwned *owned.NotOwnedError
 		if errors.As(err, &notOwned) {

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	duckv1 "github.com/knitops/knit/api/duck/v1"
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	"github.com/knitops/knit/gitsync/canary"
 )
@@ -17,12 +16,11 @@ import (
 // reconcileCanary moves pr's stepped canary on and returns when to look
 // again. It sets status.canary and the Canary condition.
 func (r *Reconciler) reconcileCanary(ctx context.Context, pr *knitv1alpha1.PullRequest, commit string) (time.Duration, error) {
-	conds := knitv1alpha1.PullRequestConditions.Manage(&pr.Status.Status)
 	p, src, err := canary.Resolve(pr.Spec.Description, pr.Spec.Labels, pr.Status.CanaryAnnotation)
 	switch {
 	case err != nil:
 		pr.Status.Canary = &knitv1alpha1.CanaryStatus{Phase: knitv1alpha1.CanaryInvalid, Message: err.Error()}
-		conds.MarkFalse(knitv1alpha1.PullRequestConditionCanary, "InvalidPlan", err.Error())
+		pr.Status.MarkCanaryInvalid(err.Error())
 		return 0, nil
 	case src == canary.SourceNone:
 		pr.Status.Canary = nil
@@ -31,7 +29,7 @@ func (r *Reconciler) reconcileCanary(ctx context.Context, pr *knitv1alpha1.PullR
 	key := types.NamespacedName{Namespace: pr.Namespace, Name: pr.Name}
 	now := r.now()
 	c := start(pr.Status.Canary, canaryPlan{source: string(src), Plan: p}, commit, previewReady(pr, commit), now)
-	defer func() { pr.Status.Canary = c; markCanary(conds, c) }()
+	defer func() { pr.Status.Canary = c; markCanary(&pr.Status, c) }()
 	isDue, left := due(c, now)
 	if c.Phase != knitv1alpha1.CanaryProgressing || c.StepStarted == nil {
 		return 0, nil
@@ -91,18 +89,18 @@ func (r *Reconciler) snapshot(ctx context.Context, pr *knitv1alpha1.PullRequest,
 }
 
 // markCanary mirrors the canary's phase on the Canary condition.
-func markCanary(conds duckv1.ConditionManager, c *knitv1alpha1.CanaryStatus) {
+func markCanary(s *knitv1alpha1.PullRequestStatus, c *knitv1alpha1.CanaryStatus) {
 	switch c.Phase {
 	case knitv1alpha1.CanaryPromoted:
-		conds.MarkTrueWithReason(knitv1alpha1.PullRequestConditionCanary, "Promoted", c.Message)
+		s.MarkCanaryPromoted(c.Message)
 	case knitv1alpha1.CanaryRolledBack:
-		conds.MarkFalse(knitv1alpha1.PullRequestConditionCanary, "RolledBack", c.Message)
+		s.MarkCanaryRolledBack(c.Message)
 	default:
 		msg := c.Message
 		if msg == "" {
 			msg = fmt.Sprintf("step %d of %d: %d%% of traffic", c.Step, len(c.Steps), c.Percent)
 		}
-		conds.MarkUnknown(knitv1alpha1.PullRequestConditionCanary, "Progressing", msg)
+		s.MarkCanaryProgressing(msg)
 	}
 }
 

@@ -55,10 +55,9 @@ func ForgeFromSecret(r client.Reader) func(ctx context.Context, repo *knitv1alph
 // that asked for it. It records what was told and the ForgeReported
 // condition; the error, if any, asks for a retry with backoff.
 func (r *Reconciler) report(ctx context.Context, repo *knitv1alpha1.GitRepository, pr *knitv1alpha1.PullRequest, commit string) error {
-	conds := knitv1alpha1.PullRequestConditions.Manage(&pr.Status.Status)
 	f, err := r.forges(ctx, repo)
 	if err != nil {
-		conds.MarkFalse(knitv1alpha1.PullRequestConditionForgeReported, "NoForgeClient", err.Error())
+		pr.Status.MarkForgeNotReported(knitv1alpha1.ReasonNoForgeClient, err.Error())
 		return nil // nothing to retry until the repository or its Secret changes
 	}
 	if f == nil || commit == "" {
@@ -74,10 +73,10 @@ func (r *Reconciler) report(ctx context.Context, repo *knitv1alpha1.GitRepositor
 	err = r.tell(ctx, f, pr, want, &have)
 	if err != nil {
 		log.FromContext(ctx).Info("Forge not told; retrying", "pullRequest", pr.Name, "err", err.Error())
-		conds.MarkFalse(knitv1alpha1.PullRequestConditionForgeReported, "ForgeError", err.Error())
+		pr.Status.MarkForgeNotReported(knitv1alpha1.ReasonForgeError, err.Error())
 		return err
 	}
-	conds.MarkTrue(knitv1alpha1.PullRequestConditionForgeReported)
+	pr.Status.MarkForgeReported()
 	return nil
 }
 

@@ -28,7 +28,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	before := rev.Status.DeepCopy()
-	servingv1.RevisionConditions.Manage(&rev.Status.Status).InitializeConditions()
+	rev.Status.InitializeConditions()
 
 	dep, depErr := r.reconcileDeployment(ctx, rev)
 	pa, paErr := r.reconcilePodAutoscaler(ctx, rev)
@@ -36,7 +36,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if reason, message, ok := owned.Failure(err); ok {
 		// A Deployment or PodAutoscaler the API server refuses, or whose
 		// name is taken: the Revision cannot run, and says why.
-		servingv1.RevisionConditions.Manage(&rev.Status.Status).MarkFalse(servingv1.RevisionConditionResourcesAvailable, reason, message)
+		rev.Status.MarkResourcesAvailableFalse(reason, message)
 	} else if err == nil {
 		MarkStatus(&rev.Status, dep, pa)
 	}

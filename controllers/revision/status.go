@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
-	duckv1 "github.com/knitops/knit/api/duck/v1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 )
 
@@ -18,7 +17,6 @@ import (
 // cannot be created) makes the Revision's resources unavailable: replicas
 // may run, but no request can reach them.
 func MarkStatus(s *servingv1.RevisionStatus, dep *appsv1.Deployment, pa *autoscalingv1alpha1.PodAutoscaler) {
-	conds := servingv1.RevisionConditions.Manage(&s.Status)
 	ready := dep.Status.ReadyReplicas
 	s.ActualReplicas = &ready
 	s.DesiredReplicas = pa.Status.DesiredScale
@@ -27,45 +25,43 @@ func MarkStatus(s *servingv1.RevisionStatus, dep *appsv1.Deployment, pa *autosca
 	progressing := depCondition(dep, appsv1.DeploymentProgressing)
 	switch {
 	case failure != nil && failure.Status == corev1.ConditionTrue:
-		conds.MarkFalse(servingv1.RevisionConditionContainerHealthy, failure.Reason, failure.Message)
+		s.MarkContainerHealthyFalse(failure.Reason, failure.Message)
 		if progressing != nil && progressing.Status == corev1.ConditionFalse {
-			conds.MarkFalse(servingv1.RevisionConditionResourcesAvailable, progressing.Reason, progressing.Message)
+			s.MarkResourcesAvailableFalse(progressing.Reason, progressing.Message)
 		}
 	case progressing != nil && progressing.Status == corev1.ConditionFalse:
-		conds.MarkFalse(servingv1.RevisionConditionResourcesAvailable, progressing.Reason, progressing.Message)
+		s.MarkResourcesAvailableFalse(progressing.Reason, progressing.Message)
 	case ready > 0:
-		conds.MarkTrue(servingv1.RevisionConditionResourcesAvailable)
-		conds.MarkTrue(servingv1.RevisionConditionContainerHealthy)
+		s.MarkResourcesAvailableTrue()
+		s.MarkContainerHealthyTrue()
 	case s.GetCondition(servingv1.RevisionConditionContainerHealthy).IsTrue():
 		// Scaled to zero after being healthy: nothing to re-prove, and
 		// whatever failed since (the SKS below) is marked afresh.
-		conds.MarkTrue(servingv1.RevisionConditionResourcesAvailable)
+		s.MarkResourcesAvailableTrue()
 	default:
 		want := int32(1)
 		if dep.Spec.Replicas != nil {
 			want = *dep.Spec.Replicas
 		}
-		msg := fmt.Sprintf("waiting for %d replica(s) of %s to become ready", want, dep.Name)
-		conds.MarkUnknown(servingv1.RevisionConditionResourcesAvailable, "Deploying", msg)
-		conds.MarkUnknown(servingv1.RevisionConditionContainerHealthy, "Deploying", msg)
+		s.MarkDeploying(fmt.Sprintf("waiting for %d replica(s) of %s to become ready", want, dep.Name))
 	}
 	if sks := pa.Status.GetCondition(autoscalingv1alpha1.PodAutoscalerConditionSKSReady); sks.IsFalse() {
-		conds.MarkFalse(servingv1.RevisionConditionResourcesAvailable, sks.Reason, sks.Message)
+		s.MarkResourcesAvailableFalse(sks.Reason, sks.Message)
 	}
-	markActive(conds, pa)
+	markActive(s, pa)
 }
 
-func markActive(conds duckv1.ConditionManager, pa *autoscalingv1alpha1.PodAutoscaler) {
+func markActive(s *servingv1.RevisionStatus, pa *autoscalingv1alpha1.PodAutoscaler) {
 	active := pa.Status.GetCondition(autoscalingv1alpha1.PodAutoscalerConditionActive)
 	switch {
 	case active.IsTrue():
-		conds.MarkTrue(servingv1.RevisionConditionActive)
+		s.MarkActiveTrue()
 	case active.IsFalse():
-		conds.MarkFalse(servingv1.RevisionConditionActive, active.Reason, active.Message)
+		s.MarkActiveFalse(active.Reason, active.Message)
 	case active != nil:
-		conds.MarkUnknown(servingv1.RevisionConditionActive, active.Reason, active.Message)
+		s.MarkActiveUnknown(active.Reason, active.Message)
 	default:
-		conds.MarkUnknown(servingv1.RevisionConditionActive, "Deploying", "")
+		s.MarkActiveUnknown(servingv1.ReasonDeploying, "")
 	}
 }
 

@@ -37,24 +37,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	before := rt.Status.DeepCopy()
-	conds := servingv1.RouteConditions.Manage(&rt.Status.Status)
-	conds.InitializeConditions()
+	rt.Status.InitializeConditions()
 
 	traffic, terr := resources.ResolveTraffic(rt.Spec.Traffic, snap)
 	switch {
 	case terr != nil && terr.Unknown:
-		conds.MarkUnknown(servingv1.RouteConditionAllTrafficAssigned, terr.Reason, terr.Message)
+		rt.Status.MarkTrafficPending(terr.Reason, terr.Message)
 	case terr != nil:
-		conds.MarkFalse(servingv1.RouteConditionAllTrafficAssigned, terr.Reason, terr.Message)
+		rt.Status.MarkTrafficNotAssigned(terr.Reason, terr.Message)
 	default:
 		url, address, withURLs, err := resources.URLs(rt, traffic, r.config.Load(), r.urlPort)
 		if err != nil {
-			conds.MarkFalse(servingv1.RouteConditionIngressReady, "DomainTemplateError", err.Error())
+			rt.Status.MarkDomainTemplateError(err.Error())
 			break
 		}
 		rt.Status.URL, rt.Status.Address, rt.Status.Traffic = url, &duckv1.Addressable{URL: address}, withURLs
-		conds.MarkTrue(servingv1.RouteConditionAllTrafficAssigned)
-		conds.MarkTrue(servingv1.RouteConditionIngressReady)
+		rt.Status.MarkTrafficAssigned()
+		rt.Status.MarkIngressReady()
 	}
 	if err := r.labelRevisions(ctx, rt, snap); err != nil {
 		return ctrl.Result{}, err

@@ -12,7 +12,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	duckv1 "github.com/knitops/knit/api/duck/v1"
 	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 	"github.com/knitops/knit/controllers/owned"
 	"github.com/knitops/knit/controllers/serverlessservice/resources"
@@ -29,8 +28,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	before := sks.Status.DeepCopy()
-	conds := networkingv1alpha1.ServerlessServiceConditions.Manage(&sks.Status.Status)
-	conds.InitializeConditions()
+	sks.Status.InitializeConditions()
 
 	for _, svc := range []*corev1.Service{resources.MakePrivateService(sks), resources.MakePublicService(sks)} {
 		if err := r.ensureService(ctx, sks, svc); err != nil {
@@ -52,7 +50,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.syncPublic(ctx, sks, public); err != nil {
 		return ctrl.Result{}, err
 	}
-	markEndpoints(conds, sks, public, fromReplicas, resources.ReadyCount(activators))
+	markEndpoints(sks, public, fromReplicas, resources.ReadyCount(activators))
 	return ctrl.Result{}, r.updateStatus(ctx, sks, before)
 }
 
@@ -66,8 +64,7 @@ func (r *Reconciler) childFailed(ctx context.Context, sks *networkingv1alpha1.Se
 	if !ok {
 		return err
 	}
-	networkingv1alpha1.ServerlessServiceConditions.Manage(&sks.Status.Status).
-		MarkFalse(networkingv1alpha1.SKSConditionEndpointsPopulated, reason, message)
+	sks.Status.MarkEndpointsFailed(reason, message)
 	if statusErr := r.updateStatus(ctx, sks, before); statusErr != nil {
 		return errors.Join(err, statusErr)
 	}
@@ -157,21 +154,19 @@ func (r *Reconciler) ensureSlice(ctx context.Context, want *discoveryv1.Endpoint
 
 // markEndpoints: Ready when the public Service has endpoints; the
 // activator condition is informational.
-func markEndpoints(conds duckv1.ConditionManager, sks *networkingv1alpha1.ServerlessService, public []discoveryv1.EndpointSlice, fromReplicas bool, activators int) {
+func markEndpoints(sks *networkingv1alpha1.ServerlessService, public []discoveryv1.EndpointSlice, fromReplicas bool, activators int) {
 	if activators > 0 {
-		conds.MarkTrue(networkingv1alpha1.SKSConditionActivatorEndpointsPopulated)
+		sks.Status.MarkActivatorEndpointsPopulated()
 	} else {
-		conds.MarkFalse(networkingv1alpha1.SKSConditionActivatorEndpointsPopulated, "NoActivatorEndpoints", "no activator endpoints are published")
+		sks.Status.MarkActivatorEndpointsRemoved()
 	}
 	n := resources.ReadyCount(public)
 	switch {
 	case n > 0 && fromReplicas:
-		conds.MarkTrue(networkingv1alpha1.SKSConditionEndpointsPopulated)
+		sks.Status.MarkEndpointsReady()
 	case n > 0:
-		conds.MarkTrueWithReason(networkingv1alpha1.SKSConditionEndpointsPopulated, "ActivatorEndpoints",
-			fmt.Sprintf("%s mode: requests go through %d activator endpoint(s)", sks.Spec.Mode, n))
+		sks.Status.MarkEndpointsFromActivators(fmt.Sprintf("%s mode: requests go through %d activator endpoint(s)", sks.Spec.Mode, n))
 	default:
-		conds.MarkUnknown(networkingv1alpha1.SKSConditionEndpointsPopulated, "NoHealthyBackends",
-			"neither replicas nor activators have ready endpoints")
+		sks.Status.MarkNoHealthyBackends()
 	}
 }

@@ -9,7 +9,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	duckv1 "github.com/knitops/knit/api/duck/v1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/controllers/owned"
 	"github.com/knitops/knit/controllers/service/resources"
@@ -26,13 +25,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	before := svc.Status.DeepCopy()
-	conds := servingv1.ServiceConditions.Manage(&svc.Status.Status)
-	conds.InitializeConditions()
+	svc.Status.InitializeConditions()
 
 	cfg, cfgErr := r.reconcileConfiguration(ctx, svc)
 	rt, rtErr := r.reconcileRoute(ctx, svc)
-	markChild(conds, servingv1.ServiceConditionConfigurationsReady, cfgErr, cfg != nil, func() *duckv1.Status { return &cfg.Status.Status }, cfgGen(cfg, svc))
-	markChild(conds, servingv1.ServiceConditionRoutesReady, rtErr, rt != nil, func() *duckv1.Status { return &rt.Status.Status }, rtGen(rt))
+	markConfiguration(&svc.Status, cfg, cfgErr, cfgGen(cfg, svc))
+	markRoute(&svc.Status, rt, rtErr, rtGen(rt))
 	if cfg != nil {
 		svc.Status.ConfigurationStatusFields = cfg.Status.ConfigurationStatusFields
 	}
@@ -84,31 +82,46 @@ func rtGen(rt *servingv1.Route) bool {
 	return rt != nil && rt.Status.ObservedGeneration == rt.Generation
 }
 
-// markChild mirrors a child's Ready onto the Service's condition t, or
-// the reason the child cannot be written.
-func markChild(conds duckv1.ConditionManager, t duckv1.ConditionType, err error, exists bool, status func() *duckv1.Status, current bool) {
-	var notOwned *owned.NotOwnedError
-	reason, message, failed := owned.Failure(err)
-	switch {
-	case errors.As(err, &notOwned):
-		conds.MarkFalse(t, "NotOwned", notOwned.Error()+"; delete it or rename the Service")
-	case failed:
-		conds.MarkFalse(t, reason, message)
-	case err != nil:
-		conds.MarkUnknown(t, "ReconcileError", err.Error())
-	case !exists || !current:
-		conds.MarkUnknown(t, "OutOfDate", "waiting for the latest spec to be observed")
-	default:
-		ready := status().GetCondition(duckv1.ConditionReady)
-		switch {
-		case ready.IsTrue():
-			conds.MarkTrue(t)
-		case ready.IsFalse():
-			conds.MarkFalse(t, ready.Reason, ready.Message)
-		case ready != nil:
-			conds.MarkUnknown(t, ready.Reason, ready.Message)
-		default:
-			conds.MarkUnknown(t, "Pending", "")
-		}
+// markConfiguration mirrors the Configuration's Ready on
+// ConfigurationsReady, or says why it cannot be written; current is
+// whether it has seen the Service's latest template.
+func markConfiguration(ss *servingv1.ServiceStatus, cfg *servingv1.Configuration, err error, current bool) {
+	if reason, message, ok := childFailure(err); ok {
+		ss.MarkConfigurationsReadyFalse(reason, message)
+		return
 	}
+	switch {
+	case err != nil:
+		ss.MarkConfigurationsReadyUnknown(servingv1.ReasonReconcileError, err.Error())
+	case !current:
+		ss.MarkConfigurationNotYetReady()
+	default:
+		ss.PropagateConfigurationStatus(&cfg.Status)
+	}
+}
+
+// markRoute mirrors the Route's Ready on RoutesReady, as markConfiguration.
+func markRoute(ss *servingv1.ServiceStatus, rt *servingv1.Route, err error, current bool) {
+	if reason, message, ok := childFailure(err); ok {
+		ss.MarkRoutesReadyFalse(reason, message)
+		return
+	}
+	switch {
+	case err != nil:
+		ss.MarkRoutesReadyUnknown(servingv1.ReasonReconcileError, err.Error())
+	case !current:
+		ss.MarkRouteNotYetReady()
+	default:
+		ss.PropagateRouteStatus(&rt.Status)
+	}
+}
+
+// childFailure is owned.Failure with, for a name taken by another owner,
+// what the user can do about it.
+func childFailure(err error) (reason, message string, ok bool) {
+	reason, message, ok = owned.Failure(err)
+	if reason == owned.ReasonNotOwned {
+		message += "; delete it or rename the Service"
+	}
+	return reason, message, ok
 }

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/utils/ptr"
 
+	duckv1 "github.com/knitops/knit/api/duck/v1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 )
 
@@ -83,28 +84,28 @@ func resolveTarget(t servingv1.TrafficTarget, snap Snapshot) (servingv1.TrafficT
 	if followsConfiguration(t) {
 		cfg, ok := snap.Configurations[t.ConfigurationName]
 		if !ok {
-			return out, &TrafficError{Reason: "ConfigurationMissing", Message: fmt.Sprintf("Configuration %q referenced in traffic not found", t.ConfigurationName)}
+			return out, &TrafficError{Reason: servingv1.ReasonConfigurationMissing, Message: fmt.Sprintf("Configuration %q referenced in traffic not found", t.ConfigurationName)}
 		}
 		name = cfg.Status.LatestReadyRevisionName
 		if name == "" {
-			if c := cfg.Status.GetCondition("Ready"); c.IsFalse() {
-				return out, &TrafficError{Reason: "RevisionMissing", Message: fmt.Sprintf("Configuration %q does not have any ready Revision: %s", cfg.Name, c.Message)}
+			if c := cfg.Status.GetCondition(duckv1.ConditionReady); c.IsFalse() {
+				return out, &TrafficError{Reason: servingv1.ReasonRevisionMissing, Message: fmt.Sprintf("Configuration %q does not have any ready Revision: %s", cfg.Name, c.Message)}
 			}
-			return out, &TrafficError{Reason: "RevisionMissing", Message: fmt.Sprintf("Configuration %q is waiting for a Revision to become ready", cfg.Name), Unknown: true}
+			return out, &TrafficError{Reason: servingv1.ReasonRevisionMissing, Message: fmt.Sprintf("Configuration %q is waiting for a Revision to become ready", cfg.Name), Unknown: true}
 		}
 		out.LatestRevision = ptr.To(true)
 		out.ConfigurationName = ""
 	}
 	rev, ok := snap.Revisions[name]
 	if !ok {
-		return out, &TrafficError{Reason: "RevisionMissing", Message: fmt.Sprintf("Revision %q referenced in traffic not found", name)}
+		return out, &TrafficError{Reason: servingv1.ReasonRevisionMissing, Message: fmt.Sprintf("Revision %q referenced in traffic not found", name)}
 	}
-	ready := rev.Status.GetCondition("Ready")
+	ready := rev.Status.GetCondition(duckv1.ConditionReady)
 	switch {
 	case ready.IsFalse():
-		return out, &TrafficError{Reason: "RevisionFailed", Message: fmt.Sprintf("Revision %q failed: %s", name, ready.Message)}
+		return out, &TrafficError{Reason: servingv1.ReasonRevisionFailed, Message: fmt.Sprintf("Revision %q failed: %s", name, ready.Message)}
 	case !ready.IsTrue():
-		return out, &TrafficError{Reason: "RevisionMissing", Message: fmt.Sprintf("Revision %q is not ready yet", name), Unknown: true}
+		return out, &TrafficError{Reason: servingv1.ReasonRevisionMissing, Message: fmt.Sprintf("Revision %q is not ready yet", name), Unknown: true}
 	}
 	out.RevisionName = name
 	return out, nil

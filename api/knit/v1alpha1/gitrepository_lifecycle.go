@@ -1,0 +1,70 @@
+package v1alpha1
+
+// Reasons of the GitRepository's and PullRequest's conditions, spelled
+// once. Two more live with the code that decides them in
+// controllers/gitrepository: EgressDenied (Fetched) and Forbidden (Synced).
+const (
+	// ReasonCredentialsNotFound: the Secret spec.secretRef names cannot be read.
+	ReasonCredentialsNotFound = "CredentialsNotFound"
+	// ReasonFetchFailed: the remote could not be fetched.
+	ReasonFetchFailed = "FetchFailed"
+	// ReasonBuilding: a branch's ko:// images are still building.
+	ReasonBuilding = "Building"
+	// ReasonCommitRejected: a commit could not be rendered or applied.
+	ReasonCommitRejected = "CommitRejected"
+	// ReasonRevisionFailed: a Service applied from the repository, or a
+	// pull request's preview, has a failed latest Revision.
+	ReasonRevisionFailed = "RevisionFailed"
+	// ReasonDeploying: a Revision, or a preview, is not ready yet.
+	ReasonDeploying = "Deploying"
+)
+
+// InitializeConditions shows every condition the GitRepository owns,
+// Unknown where it has none yet.
+func (gs *GitRepositoryStatus) InitializeConditions() {
+	GitRepositoryConditions.Manage(&gs.Status).InitializeConditions()
+}
+
+// MarkFetched: the last fetch of the tracked branches succeeded.
+func (gs *GitRepositoryStatus) MarkFetched() {
+	GitRepositoryConditions.Manage(&gs.Status).MarkTrue(GitRepositoryConditionFetched)
+}
+
+// MarkFetchFailed: the remote could not be fetched (ReasonFetchFailed,
+// ReasonCredentialsNotFound, or egress refused it).
+func (gs *GitRepositoryStatus) MarkFetchFailed(reason, message string) {
+	GitRepositoryConditions.Manage(&gs.Status).MarkFalse(GitRepositoryConditionFetched, reason, message)
+}
+
+// MarkSynced: every tracked branch's commit is applied.
+func (gs *GitRepositoryStatus) MarkSynced() {
+	GitRepositoryConditions.Manage(&gs.Status).MarkTrue(GitRepositoryConditionSynced)
+}
+
+// MarkSyncFailed: a commit was refused (ReasonCommitRejected, or the
+// repository's ServiceAccount lacks rights); what was deployed before
+// keeps serving.
+func (gs *GitRepositoryStatus) MarkSyncFailed(reason, message string) {
+	GitRepositoryConditions.Manage(&gs.Status).MarkFalse(GitRepositoryConditionSynced, reason, message)
+}
+
+// MarkBuilding: a branch waits for its images; message names the builds.
+func (gs *GitRepositoryStatus) MarkBuilding(message string) {
+	GitRepositoryConditions.Manage(&gs.Status).MarkUnknown(GitRepositoryConditionSynced, ReasonBuilding, message)
+}
+
+// MarkRevisionsReady: every Service applied serves its latest Revision.
+func (gs *GitRepositoryStatus) MarkRevisionsReady() {
+	GitRepositoryConditions.Manage(&gs.Status).MarkTrue(GitRepositoryConditionRevisionsReady)
+}
+
+// MarkRevisionsFailed: a Service's latest Revision failed; message names
+// the Service, the Revision and its commit.
+func (gs *GitRepositoryStatus) MarkRevisionsFailed(message string) {
+	GitRepositoryConditions.Manage(&gs.Status).MarkFalse(GitRepositoryConditionRevisionsReady, ReasonRevisionFailed, message)
+}
+
+// MarkRevisionsDeploying: a Service's latest Revision is not ready yet.
+func (gs *GitRepositoryStatus) MarkRevisionsDeploying(message string) {
+	GitRepositoryConditions.Manage(&gs.Status).MarkUnknown(GitRepositoryConditionRevisionsReady, ReasonDeploying, message)
+}
