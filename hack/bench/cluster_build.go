@@ -10,12 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/knitops/knit/api"
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
@@ -157,7 +155,6 @@ func step(durations, name string) string {
 }
 
 func (b *benchCluster) knitClient() (client.Client, error) {
-	ctrllog.SetLogger(logr.Discard()) // the client's own logging has nothing to say here
 	cfg, err := clientcmd.BuildConfigFromFlags("", b.kubeconfig)
 	if err != nil {
 		return nil, err

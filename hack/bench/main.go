@@ -14,6 +14,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/knitops/knit/dataplane/queue/queuebench"
 )
 
@@ -125,6 +128,7 @@ func main() {
 
 func run(ctx context.Context, o options) error {
 	began := time.Now()
+	ctrllog.SetLogger(logr.Discard()) // the API clients' own logging has nothing to say here
 	root, err := moduleRoot()
 	if err != nil {
 		return err

@@ -82,7 +82,11 @@ spec:
 // WriteNonce adds a file that changes the app's tree and nothing it
 // runs, so a journey's first build has a key no earlier run built.
 func WriteNonce(dir, nonce string) error {
-	return os.WriteFile(filepath.Join(dir, "cmd", "hello", "nonce.go"), []byte("package main\n\n// run "+nonce+"\n"), 0o644)
+	pkg := filepath.Join(dir, "cmd", "hello")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(pkg, "nonce.go"), []byte("package main\n\n// run "+nonce+"\n"), 0o644)
 }
 
 // ModuleProxy is a GOPROXY (Go's module cache layout is the protocol) in
