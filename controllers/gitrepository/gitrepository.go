@@ -16,11 +16,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	"github.com/knitops/knit/controllers/transition"
 	gitsource "github.com/knitops/knit/gitsync/source"
 )
 
 // defaultInterval is the poll period when spec.interval is unset.
 const defaultInterval = time.Minute
+
+// fetchEvents and syncEvents are the repository's transitions `kubectl
+// describe` shows beside its builds' (build.go): a fetch failing (the
+// remote, its credentials, egress), a sync failing (a commit refused, with
+// what was refused) and the sync succeeding again.
+var (
+	fetchEvents = transition.Events{Condition: knitv1alpha1.GitRepositoryConditionFetched, Action: "Fetch", False: "FetchFailed"}
+	syncEvents  = transition.Events{Condition: knitv1alpha1.GitRepositoryConditionSynced, Action: "Sync",
+		True: "Synced", TrueNote: "the latest commit of every tracked branch is applied", False: "SyncFailed"}
+)
 
 // Reconcile runs one pass for a GitRepository, three phases each doing
 // only its own work (see the package doc): fetch when the last fetch may
@@ -51,6 +62,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !equality.Semantic.DeepEqual(before, &repo.Status) {
 		if uerr := r.client.Status().Update(ctx, repo); uerr != nil {
 			err = errors.Join(err, fmt.Errorf("update status of GitRepository %s: %w", req, uerr))
+		} else {
+			fetchEvents.Record(r.events, repo, &before.Status, &repo.Status.Status)
+			syncEvents.Record(r.events, repo, &before.Status, &repo.Status.Status)
 		}
 	}
 	// An apply counts once its branches and inventory are in the status:

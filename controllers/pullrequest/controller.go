@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -55,13 +56,16 @@ type Reconciler struct {
 	announcer Announcer
 	now       func() time.Time
 	windows   *windows
+	// events records the canary's steps and outcome (canaryEvent).
+	events events.EventRecorder
 }
 
 // SetupWithManager registers the reconciler. Besides PullRequests it
 // watches the preview Revisions (labelled with their pull request), so a
 // preview turning ready or failing reaches the forge without a poll.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
-	r := &Reconciler{client: mgr.GetClient(), forges: opts.Forges, metrics: opts.Metrics, announcer: opts.Announcer, now: opts.Now, windows: newWindows()}
+	r := &Reconciler{client: mgr.GetClient(), forges: opts.Forges, metrics: opts.Metrics, announcer: opts.Announcer, now: opts.Now, windows: newWindows(),
+		events: mgr.GetEventRecorder("knit-pullrequest")}
 	if r.forges == nil {
 		r.forges = ForgeFromSecret(mgr.GetAPIReader())
 	}

@@ -14,6 +14,7 @@ import (
 	duckv1 "github.com/knitops/knit/api/duck/v1"
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/controllers/transition"
 	"github.com/knitops/knit/gitsync/plan"
 )
 
@@ -45,6 +46,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !equality.Semantic.DeepEqual(before, &pr.Status) {
 		if err := r.client.Status().Update(ctx, pr); err != nil {
 			return ctrl.Result{}, fmt.Errorf("update status of PullRequest %s: %w", pr.Name, err)
+		}
+		if ev, ok := canaryEvent(before.Canary, pr.Status.Canary); ok {
+			transition.Record(r.events, pr, canaryAction, ev)
 		}
 	}
 	if forgeErr != nil {

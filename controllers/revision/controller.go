@@ -3,6 +3,7 @@ package revision
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -18,6 +19,8 @@ type Reconciler struct {
 	config     *config.Store
 	queueImage string
 	queueEnv   []corev1.EnvVar
+	// events records the Revision turning Ready or failing (readyEvents).
+	events events.EventRecorder
 }
 
 // SetupWithManager registers the reconciler. queueImage is how replicas
@@ -28,5 +31,6 @@ func SetupWithManager(mgr ctrl.Manager, cfg *config.Store, queueImage string, qu
 		For(&servingv1.Revision{}).
 		Owns(&appsv1.Deployment{}).
 		Owns(&autoscalingv1alpha1.PodAutoscaler{}).
-		Complete(conflict.Requeue(&Reconciler{client: mgr.GetClient(), config: cfg, queueImage: queueImage, queueEnv: queueEnv}))
+		Complete(conflict.Requeue(&Reconciler{client: mgr.GetClient(), config: cfg, queueImage: queueImage, queueEnv: queueEnv,
+			events: mgr.GetEventRecorder("knit-revision")}))
 }

@@ -12,10 +12,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
+	duckv1 "github.com/knitops/knit/api/duck/v1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/controllers/owned"
 	"github.com/knitops/knit/controllers/revision/resources"
+	"github.com/knitops/knit/controllers/transition"
 )
+
+// readyEvents are the Revision's transitions `kubectl describe` shows:
+// Ready (the replicas serve) and failed (the app crashes, its Deployment
+// or SKS cannot be created), noted with the condition's reason and message.
+var readyEvents = transition.Events{Condition: duckv1.ConditionReady, Action: "Deploy",
+	True: "RevisionReady", TrueNote: "the Revision's replicas are ready and reachable", False: "RevisionFailed"}
 
 // Reconcile ensures the Revision's Deployment and PodAutoscaler, then
 // reports their state as the Revision's conditions.
@@ -45,6 +53,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.client.Status().Update(ctx, rev); err != nil {
 			return ctrl.Result{}, fmt.Errorf("update status of Revision %s: %w", req.NamespacedName, err)
 		}
+		readyEvents.Record(r.events, rev, &before.Status, &rev.Status.Status)
 	}
 	var notOwned *owned.NotOwnedError
 	if errors.As(err, &notOwned) {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,6 +23,8 @@ type Reconciler struct {
 	config *config.Store
 	// urlPort is the ingress port shown in URLs (0 or 80: none).
 	urlPort int
+	// events records the Route turning Ready or failing (readyEvents).
+	events events.EventRecorder
 }
 
 // SetupWithManager registers the reconciler. A Configuration or Revision
@@ -30,7 +33,7 @@ type Reconciler struct {
 // namespace, waking the namespace would make each change cost O(Services).
 // A config change (domain, templates) wakes every Route.
 func SetupWithManager(mgr ctrl.Manager, cfg *config.Store, urlPort int) error {
-	r := &Reconciler{client: mgr.GetClient(), config: cfg, urlPort: urlPort}
+	r := &Reconciler{client: mgr.GetClient(), config: cfg, urlPort: urlPort, events: mgr.GetEventRecorder("knit-route")}
 	return r.setup(mgr, conflict.Requeue(r))
 }
 

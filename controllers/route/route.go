@@ -14,11 +14,18 @@ import (
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	revresources "github.com/knitops/knit/controllers/revision/resources"
 	"github.com/knitops/knit/controllers/route/resources"
+	"github.com/knitops/knit/controllers/transition"
 )
 
 // RoutingStateModifiedAnnotation records when a Revision's routing state
 // last changed; the GC measures last-active time from it, as Knative's.
 const RoutingStateModifiedAnnotation = revresources.RoutingStateModifiedAnnotation
+
+// readyEvents are the Route's transitions `kubectl describe` shows: Ready
+// (every target serves, the hosts are known) and failed (a target is
+// missing or failed, the domain template gives no host).
+var readyEvents = transition.Events{Condition: duckv1.ConditionReady, Action: "Route",
+	True: "RouteReady", TrueNote: "every traffic target is ready and the route's URLs are set", False: "RouteFailed"}
 
 // Reconcile resolves the Route's targets, marks Revisions active or
 // reserve, and writes the resolved traffic and URLs to status. While a
@@ -63,6 +70,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.client.Status().Update(ctx, rt); err != nil {
 			return ctrl.Result{}, fmt.Errorf("update status of Route %s: %w", req.NamespacedName, err)
 		}
+		readyEvents.Record(r.events, rt, &before.Status, &rt.Status.Status)
 	}
 	return ctrl.Result{}, nil
 }

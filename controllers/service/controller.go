@@ -1,6 +1,7 @@
 package service
 
 import (
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -11,6 +12,8 @@ import (
 // Reconciler keeps a Service's Configuration and Route in step with it.
 type Reconciler struct {
 	client client.Client
+	// events records the Service turning Ready or failing (readyEvents).
+	events events.EventRecorder
 }
 
 // SetupWithManager registers the reconciler; changes to the owned
@@ -20,5 +23,5 @@ func SetupWithManager(mgr ctrl.Manager) error {
 		For(&servingv1.Service{}).
 		Owns(&servingv1.Configuration{}).
 		Owns(&servingv1.Route{}).
-		Complete(conflict.Requeue(&Reconciler{client: mgr.GetClient()}))
+		Complete(conflict.Requeue(&Reconciler{client: mgr.GetClient(), events: mgr.GetEventRecorder("knit-service")}))
 }

@@ -9,10 +9,18 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	duckv1 "github.com/knitops/knit/api/duck/v1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/controllers/owned"
 	"github.com/knitops/knit/controllers/service/resources"
+	"github.com/knitops/knit/controllers/transition"
 )
+
+// readyEvents are the Service's transitions `kubectl describe` shows:
+// Ready (its latest Revision serves at its URL) and failed (with the
+// Configuration's or Route's reason and message).
+var readyEvents = transition.Events{Condition: duckv1.ConditionReady, Action: "Reconcile",
+	True: "ServiceReady", TrueNote: "the Service's Configuration and Route are ready", False: "ServiceFailed"}
 
 // Reconcile reads the Service, ensures its Configuration and Route, then
 // writes status from theirs.
@@ -43,6 +51,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.client.Status().Update(ctx, svc); err != nil {
 			return ctrl.Result{}, fmt.Errorf("update status of Service %s: %w", req.NamespacedName, err)
 		}
+		readyEvents.Record(r.events, svc, &before.Status, &svc.Status.Status)
 	}
 	var notOwned *owned.NotOwnedError
 	if errors.As(cfgErr, &notOwned) || errors.As(rtErr, &notOwned) {
