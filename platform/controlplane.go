@@ -24,6 +24,7 @@ import (
 	"github.com/knitops/knit/controllers/service"
 	"github.com/knitops/knit/gitsync/build"
 	"github.com/knitops/knit/gitsync/events"
+	"github.com/knitops/knit/gitsync/eventstore"
 	gitsource "github.com/knitops/knit/gitsync/source"
 	"github.com/knitops/knit/webhooks"
 )
@@ -70,7 +71,8 @@ type ControlPlaneOptions struct {
 // ControlPlane is what SetupControlPlane started that the caller must stop.
 type ControlPlane struct {
 	// Dispatcher delivers CloudEvents to EventSinks; Close it on exit so
-	// queued events get a moment to leave.
+	// queued events get a moment to leave (what does not stays saved for
+	// the next start).
 	Dispatcher *events.Dispatcher
 }
 
@@ -88,7 +90,10 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 		logger = slog.Default()
 	}
 	egressPolicy := EgressPolicy(mgr.GetConfig(), opts.Store)
-	dispatcher, err := events.NewDispatcher(events.Options{Registerer: metrics.Registry, Logger: logger, Egress: egressPolicy})
+	// Undelivered events wait in knit-system's ConfigMaps, in both modes:
+	// knit dev keeps them in its etcd, a cluster's next leader finds them.
+	store := &eventstore.ConfigMaps{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: config.SystemNamespace}
+	dispatcher, err := events.NewDispatcher(events.Options{Registerer: metrics.Registry, Logger: logger, Egress: egressPolicy, Store: store})
 	if err != nil {
 		return nil, fmt.Errorf("event dispatcher: %w", err)
 	}

@@ -11,7 +11,10 @@
 // Events go to the EventSinks of the resource's namespace. Each carries
 // the repository, branch, commit SHA, author and message, the Revision and
 // its URL. Event ids derive from the object's UID and the condition's
-// transition time (or the Route's generation and traffic), so an event
-// re-announced after a restart has the id it had, and receivers can drop
-// the duplicate.
+// transition time (or the Route's generation and traffic, or a sync's
+// commit and error), so an event re-announced — at a resync, after a
+// restart — has the id it had; the dispatcher sends an id a sink already
+// took once, and keeps undelivered events in knit-system across restarts
+// (gitsync/eventstore). An EventSink's status counts what was delivered
+// and dropped since it was created.
 package announce

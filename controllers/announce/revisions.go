@@ -3,6 +3,7 @@ package announce
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -88,12 +89,17 @@ func (a *Announcer) revisionURL(ctx context.Context, rev *servingv1.Revision) st
 	return svc.Status.URL
 }
 
-// SyncFailed implements gitrepository.Announcer.
+// SyncFailed implements gitrepository.Announcer. The reconciler calls it
+// at every pass that finds the branch head still failing; the event's id
+// is the fact — repository, branch, commit and error — so every pass after
+// the first announces a repeat, which the dispatcher sends once (and
+// remembers across restarts), while a new error on the same commit (a
+// Role granted, a different refusal) is a new event.
 func (a *Announcer) SyncFailed(ctx context.Context, repo *knitv1alpha1.GitRepository, c plan.Commit, err error) {
 	a.send(ctx, repo.Namespace, events.Occurrence{
 		Type:     events.TypeSyncFailed,
 		Resource: events.Resource{Kind: "GitRepository", Namespace: repo.Namespace, Name: repo.Name},
-		Key:      fmt.Sprintf("%s %s %s", repo.UID, c.Branch, c.SHA),
+		Key:      strings.Join([]string{string(repo.UID), c.Branch, c.SHA, err.Error()}, "\x00"),
 		Data: events.Data{
 			Repo: repo.Name, Branch: c.Branch, Commit: c.SHA, Author: c.Author, Message: firstLine(c.Message),
 			Failure: &events.Failure{Reason: "CommitRejected", Message: err.Error()},

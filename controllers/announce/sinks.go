@@ -94,8 +94,10 @@ func (r *sinksReconciler) markStatus(ctx context.Context, es *knitv1alpha1.Event
 	} else {
 		conds.MarkTrue(duckv1.ConditionReady)
 	}
-	if delivering {
-		es.Status.Delivered, es.Status.Dropped = int64(st.Delivered), int64(st.Dropped)
+	if delivering && st.Restored {
+		// Counts since the sink was created, restarts included; until the
+		// saved ones are read they would count this run only.
+		es.Status.Delivered, es.Status.Dropped = st.Delivered, st.Dropped
 	}
 	es.Status.ObservedGeneration = es.Generation
 	if equality.Semantic.DeepEqual(before, &es.Status) {

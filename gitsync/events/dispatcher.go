@@ -2,9 +2,11 @@ package events
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
@@ -22,6 +24,9 @@ type Dispatcher struct {
 
 	// setMu serializes SetSinks, which waits for removed workers outside mu.
 	setMu sync.Mutex
+	// pruned says SetSinks deleted the saved states of sinks removed
+	// while no Dispatcher ran; guarded by setMu.
+	pruned bool
 	// mu guards workers and closed; Send holds it only to enqueue.
 	mu      sync.Mutex
 	workers map[string]*worker
@@ -41,11 +46,17 @@ type SinkStats struct {
 	// Dropped events will never be delivered: overflow, rejection,
 	// removal or shutdown. It includes Rejected.
 	Dropped int64
+	// Repeats are events not queued because the sink already had one
+	// with the same id: queued, in flight, or settled lately.
+	Repeats int64
 	// Queued events wait for delivery now, the one in flight excluded.
 	Queued int
 	// Denied is the egress policy's last refusal of the sink's address at
 	// delivery, "" when there was none since its URL last changed.
 	Denied string
+	// Restored is false while the sink's saved state is being read from
+	// the Store: until then Delivered and Dropped count this run only.
+	Restored bool
 }
 
 // CheckSink says whether the egress policy lets s be delivered to, as far
@@ -121,7 +132,36 @@ func (d *Dispatcher) SetSinks(sinks ...Sink) error {
 		<-w.done
 		d.metrics.forget(w.key)
 	}
+	if !d.pruned {
+		d.pruned = d.prune(want)
+	}
 	return nil
+}
+
+// prune deletes the saved states of sinks not in want: they were removed
+// while no Dispatcher ran. It reports whether it could list them; a
+// failure is logged and retried at the next SetSinks.
+func (d *Dispatcher) prune(want map[string]Sink) bool {
+	if d.opts.Store == nil {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d.opts.AttemptTimeout)
+	defer cancel()
+	saved, err := d.opts.Store.Sinks(ctx)
+	if err != nil {
+		d.opts.Logger.Warn("Listing saved event sink states failed; will retry", "err", err)
+		return false
+	}
+	for _, key := range saved {
+		if _, keep := want[key]; keep {
+			continue
+		}
+		d.opts.Logger.Info("Deleting the saved events of a removed event sink", "sink", key)
+		if err := d.opts.Store.Delete(ctx, key); err != nil {
+			d.opts.Logger.Warn("Deleting a removed event sink's saved events failed", "sink", key, "err", err)
+		}
+	}
+	return true
 }
 
 // upsertLocked starts a worker for s or updates the existing one. d.mu is held.
@@ -153,6 +193,11 @@ func (d *Dispatcher) Send(e cloudevents.Event, sinks ...Sink) error {
 		}
 	}
 	e = e.Clone()
+	raw, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("sending event %s: encoding: %w", e.ID(), err)
+	}
+	q := queued{event: e, raw: raw, enqueued: time.Now()}
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -161,7 +206,7 @@ func (d *Dispatcher) Send(e cloudevents.Event, sinks ...Sink) error {
 	}
 	if len(sinks) == 0 {
 		for _, w := range d.workers {
-			w.enqueue(e)
+			w.enqueue(q)
 		}
 		return nil
 	}
@@ -169,7 +214,7 @@ func (d *Dispatcher) Send(e cloudevents.Event, sinks ...Sink) error {
 	for _, s := range sinks {
 		if key := s.key(); s.accepts(e.Type()) && !sent[key] {
 			sent[key] = true
-			d.upsertLocked(key, s.withDefaults()).enqueue(e)
+			d.upsertLocked(key, s.withDefaults()).enqueue(q)
 		}
 	}
 	return nil
@@ -188,7 +233,8 @@ func (d *Dispatcher) Stats() map[string]SinkStats {
 
 // Close stops accepting events and delivers what is queued, retrying as
 // usual, until every queue is empty or ctx is done. Then it stops the
-// workers and returns an error counting the events left undelivered.
+// workers — with a Store, their undelivered events stay saved for the
+// next start — and returns an error counting the events lost.
 func (d *Dispatcher) Close(ctx context.Context) error {
 	d.mu.Lock()
 	if d.closed {

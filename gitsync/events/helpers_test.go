@@ -2,9 +2,12 @@ package events
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -139,4 +142,75 @@ func eventually(t *testing.T, what string, cond func() bool) {
 
 func stats(d *Dispatcher, name string) SinkStats {
 	return d.Stats()[name]
+}
+
+// memStore is a Store in memory, as a restart sees it: states are copied
+// in and out through their JSON form. fail, when set, makes Load and Save
+// fail while it returns true.
+type memStore struct {
+	mu     sync.Mutex
+	states map[string][]byte
+	loads  int
+	fail   func() bool
+}
+
+func (m *memStore) Load(_ context.Context, sink string) (State, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.loads++
+	if m.fail != nil && m.fail() {
+		return State{}, fmt.Errorf("store down")
+	}
+	var st State
+	if b, ok := m.states[sink]; ok {
+		if err := json.Unmarshal(b, &st); err != nil {
+			return State{}, err
+		}
+	}
+	return st, nil
+}
+
+func (m *memStore) Save(_ context.Context, sink string, st State) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail != nil && m.fail() {
+		return fmt.Errorf("store down")
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	if m.states == nil {
+		m.states = map[string][]byte{}
+	}
+	m.states[sink] = b
+	return nil
+}
+
+func (m *memStore) Delete(_ context.Context, sink string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.states, sink)
+	return nil
+}
+
+func (m *memStore) Sinks(context.Context) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Sorted(maps.Keys(m.states)), nil
+}
+
+// state is what m holds for sink.
+func (m *memStore) state(t *testing.T, sink string) (State, bool) {
+	t.Helper()
+	m.mu.Lock()
+	b, ok := m.states[sink]
+	m.mu.Unlock()
+	var st State
+	if ok {
+		if err := json.Unmarshal(b, &st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st, ok
 }

@@ -13,7 +13,9 @@ const (
 	dropRejected = "rejected" // the sink answered a 4xx other than 408/429
 	dropDenied   = "denied"   // the egress policy refused the sink's address
 	dropRemoved  = "removed"  // the sink was removed with events queued
-	dropShutdown = "shutdown" // Close's deadline passed with events queued
+	dropShutdown = "shutdown" // Close's deadline passed with events queued and no Store to keep them
+	// dropUnreadable: a Store gave back an event that does not decode.
+	dropUnreadable = "unreadable"
 )
 
 // metrics are the dispatcher's Prometheus series, labelled by sink.
@@ -40,7 +42,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"sink"}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "knit_events_dropped_total",
-			Help: "CloudEvents given up on: queue overflow, rejected by the sink (4xx), sink removed, or shutdown deadline.",
+			Help: "CloudEvents given up on: queue overflow, rejected by the sink (4xx), refused by the egress policy, sink removed, shutdown deadline without a store, or unreadable in the store.",
 		}, []string{"sink", "reason"}),
 		depth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "knit_events_queue_depth",

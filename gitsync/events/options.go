@@ -18,6 +18,10 @@ const (
 	// DefaultQueueSize holds a few minutes of events for a busy cluster
 	// while a sink is down.
 	DefaultQueueSize = 1000
+	// DefaultQueueBytes bounds a sink's queued events, in their JSON form,
+	// well inside the 1 MiB a ConfigMap (a Store's usual home) may hold,
+	// with room for the ids of the last DefaultQueueSize events taken.
+	DefaultQueueBytes = 512 << 10
 	// DefaultBackoffBase is the wait before the first retry.
 	DefaultBackoffBase = 100 * time.Millisecond
 	// DefaultBackoffMax caps the wait between retries, so a sink that comes
@@ -32,6 +36,12 @@ type Options struct {
 	// QueueSize is how many undelivered events each sink holds; beyond it
 	// the oldest is dropped. Zero means DefaultQueueSize.
 	QueueSize int
+	// QueueBytes bounds the JSON size of each sink's undelivered events;
+	// beyond it the oldest is dropped. Zero means DefaultQueueBytes.
+	QueueBytes int
+	// Store keeps each sink's undelivered events and counts across
+	// restarts; nil keeps them in memory only, lost when the process ends.
+	Store Store
 	// BackoffBase is the first retry's wait; each retry doubles it, with
 	// jitter, up to BackoffMax. Zero means DefaultBackoffBase.
 	BackoffBase time.Duration
@@ -66,6 +76,9 @@ func (o *Options) Validate() error {
 	}
 	if positive("QueueSize", int64(o.QueueSize)) {
 		o.QueueSize = DefaultQueueSize
+	}
+	if positive("QueueBytes", int64(o.QueueBytes)) {
+		o.QueueBytes = DefaultQueueBytes
 	}
 	if positive("BackoffBase", int64(o.BackoffBase)) {
 		o.BackoffBase = DefaultBackoffBase

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"encoding/json"
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
@@ -8,34 +9,51 @@ import (
 
 // queued is an event waiting for its sink.
 type queued struct {
-	event    cloudevents.Event
+	event cloudevents.Event
+	// raw is the event's structured JSON, as a Store saves it; its length
+	// is what the queue's byte bound counts.
+	raw      json.RawMessage
 	enqueued time.Time
 }
 
-// fifo is a bounded ring buffer of events that overwrites its oldest entry
-// when full. It grows on demand up to its limit, so idle sinks cost little.
-// It is not safe for concurrent use; the worker's mutex guards it.
+// fifo is a bounded ring buffer of events: beyond limit entries or
+// maxBytes of raw events it drops its oldest. The byte bound keeps a sink's
+// saved state inside what its Store can hold (a ConfigMap's 1 MiB). It grows
+// on demand up to its limit, so idle sinks cost little, and knows the ids
+// it holds, so a repeat is not queued twice. It is not safe for concurrent
+// use; the worker's mutex guards it.
 type fifo struct {
-	buf   []queued
-	head  int // index of the oldest entry
-	n     int
-	limit int
+	buf      []queued
+	head     int // index of the oldest entry
+	n        int
+	bytes    int // sum of len(raw) over the entries
+	limit    int
+	maxBytes int // 0: no byte bound
+	ids      map[string]int
 }
 
-// push appends q; when full it first drops the oldest entry and returns it.
-func (f *fifo) push(q queued) (oldest queued, overflow bool) {
-	if f.n == len(f.buf) && len(f.buf) < f.limit {
-		f.grow()
-	}
+// push appends q, then drops the oldest entries while a bound is
+// exceeded — q itself when it alone is over maxBytes — and returns them.
+func (f *fifo) push(q queued) (dropped []queued) {
 	if f.n == f.limit {
-		oldest = f.buf[f.head]
-		f.buf[f.head] = q // the oldest slot becomes the newest
-		f.head = (f.head + 1) % f.limit
-		return oldest, true
+		old, _ := f.pop()
+		dropped = append(dropped, old)
+	}
+	if f.n == len(f.buf) {
+		f.grow()
 	}
 	f.buf[(f.head+f.n)%len(f.buf)] = q
 	f.n++
-	return queued{}, false
+	f.bytes += len(q.raw)
+	if f.ids == nil {
+		f.ids = map[string]int{}
+	}
+	f.ids[q.event.ID()]++
+	for f.maxBytes > 0 && f.bytes > f.maxBytes && f.n > 0 {
+		old, _ := f.pop()
+		dropped = append(dropped, old)
+	}
+	return dropped
 }
 
 // pop removes and returns the oldest entry.
@@ -47,10 +65,26 @@ func (f *fifo) pop() (queued, bool) {
 	f.buf[f.head] = queued{}
 	f.head = (f.head + 1) % len(f.buf)
 	f.n--
+	f.bytes -= len(q.raw)
+	if id := q.event.ID(); f.ids[id] > 1 {
+		f.ids[id]--
+	} else {
+		delete(f.ids, id)
+	}
 	return q, true
 }
 
 func (f *fifo) len() int { return f.n }
+
+// has reports whether an event with id is queued.
+func (f *fifo) has(id string) bool { return f.ids[id] > 0 }
+
+// each calls fn on every entry, oldest first.
+func (f *fifo) each(fn func(queued)) {
+	for i := range f.n {
+		fn(f.buf[(f.head+i)%len(f.buf)])
+	}
+}
 
 // grow doubles the buffer, up to limit, keeping the order.
 func (f *fifo) grow() {

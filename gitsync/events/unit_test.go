@@ -36,7 +36,7 @@ func TestFifo(t *testing.T) {
 	f := fifo{limit: 20}
 	var dropped []int
 	for i := range 50 {
-		if old, over := f.push(queued{event: testEvent(t, TypeRevisionReady, i)}); over {
+		for _, old := range f.push(queued{event: testEvent(t, TypeRevisionReady, i)}) {
 			dropped = append(dropped, idIndex(t, old.event.ID()))
 		}
 	}
@@ -71,6 +71,59 @@ func TestFifo(t *testing.T) {
 			}
 			want++
 		}
+	}
+}
+
+// TestFifoBytes: the byte bound drops the oldest events until the rest
+// fit, and an event bigger than the bound alone is dropped itself; the ids
+// follow what is queued.
+func TestFifoBytes(t *testing.T) {
+	f := fifo{limit: 100, maxBytes: 10}
+	ev := func(i, size int) queued {
+		return queued{event: testEvent(t, TypeRevisionReady, i), raw: make([]byte, size)}
+	}
+	indexes := func(qs []queued) []int {
+		var out []int
+		for _, q := range qs {
+			out = append(out, idIndex(t, q.event.ID()))
+		}
+		return out
+	}
+	steps := []struct {
+		push        queued
+		wantDropped []int
+		wantBytes   int
+	}{
+		{ev(0, 4), nil, 4},
+		{ev(1, 4), nil, 8},
+		{ev(2, 4), []int{0}, 8},
+		{ev(3, 9), []int{1, 2}, 9},
+		{ev(4, 11), []int{3, 4}, 0},
+		{ev(5, 10), nil, 10},
+	}
+	for i, s := range steps {
+		if diff := cmp.Diff(s.wantDropped, indexes(f.push(s.push))); diff != "" {
+			t.Errorf("step %d: dropped (-want +got):\n%s", i, diff)
+		}
+		if f.bytes != s.wantBytes {
+			t.Errorf("step %d: bytes = %d, want %d", i, f.bytes, s.wantBytes)
+		}
+	}
+	if !f.has(testEvent(t, TypeRevisionReady, 5).ID()) || f.has(testEvent(t, TypeRevisionReady, 3).ID()) || len(f.ids) != 1 {
+		t.Errorf("ids = %v, want event 5's alone", f.ids)
+	}
+}
+
+func TestRecentIDs(t *testing.T) {
+	r := newRecentIDs(3)
+	for _, id := range []string{"a", "b", "a", "c", "d", "e"} {
+		r.add(id)
+	}
+	if diff := cmp.Diff([]string{"c", "d", "e"}, r.list()); diff != "" {
+		t.Errorf("list (-want +got):\n%s", diff)
+	}
+	if r.has("a") || r.has("b") || !r.has("c") || !r.has("e") {
+		t.Errorf("has: %v", r.set)
 	}
 }
 
@@ -109,8 +162,8 @@ func TestOptionsValidate(t *testing.T) {
 			if err != nil {
 				t.Errorf("%s: %v", tc.name, err)
 			}
-			got := fmt.Sprint(o.QueueSize, o.BackoffBase, o.BackoffMax, o.AttemptTimeout, o.HTTPClient != nil, o.Registerer != nil, o.Logger != nil)
-			if diff := cmp.Diff("1000 100ms 30s 10s true true true", got); diff != "" {
+			got := fmt.Sprint(o.QueueSize, o.QueueBytes, o.BackoffBase, o.BackoffMax, o.AttemptTimeout, o.HTTPClient != nil, o.Registerer != nil, o.Logger != nil)
+			if diff := cmp.Diff("1000 524288 100ms 30s 10s true true true", got); diff != "" {
 				t.Errorf("defaults (-want +got):\n%s", diff)
 			}
 			continue

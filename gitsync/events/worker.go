@@ -28,19 +28,30 @@ type worker struct {
 	cancel context.CancelFunc
 	wake   chan struct{} // an event was queued, or drain was asked
 	done   chan struct{} // closed when run returns
+	// changed says the state a Store keeps changed since it was last
+	// written; the saver (persist.go) coalesces changes into one write.
+	changed chan struct{}
 
-	mu          sync.Mutex
-	sink        Sink
-	queue       fifo
-	draining    bool   // exit once the queue is empty
-	overflowing bool   // dropping since the queue was last empty; logged once
-	stopReason  string // why the queue is being abandoned
+	mu    sync.Mutex
+	sink  Sink
+	queue fifo
+	// inFlight is the event being delivered, kept in the saved state until
+	// the sink takes it: at least once, across restarts too.
+	inFlight    *queued
+	recent      recentIDs // ids settled lately, to send a repeat once
+	draining    bool      // exit once the queue is empty
+	overflowing bool      // dropping since the queue was last empty; logged once
+	stopReason  string    // why the queue is being abandoned
 
-	delivered, failedAttempts, rejected, dropped atomic.Int64
+	delivered, failedAttempts, rejected, dropped, repeats atomic.Int64
+	// restored is set once the Store's state is merged in (at once
+	// without a Store): before, the counts cover this run only.
+	restored atomic.Bool
 	// denied is the egress policy's last refusal of this sink ("" for
 	// none since the sink was set), for its EventSink's condition.
 	denied atomic.Pointer[string]
-	// lost counts events abandoned by stop, queued or in flight.
+	// lost counts events abandoned by stop, queued or in flight, and not
+	// kept by a Store.
 	lost atomic.Int64
 }
 
@@ -49,9 +60,10 @@ func newWorker(d *Dispatcher, key string, s Sink) *worker {
 	return &worker{
 		d: d, key: key, log: d.opts.Logger.With("sink", key),
 		ctx: ctx, cancel: cancel,
-		wake: make(chan struct{}, 1), done: make(chan struct{}),
-		sink:  s,
-		queue: fifo{limit: d.opts.QueueSize},
+		wake: make(chan struct{}, 1), done: make(chan struct{}), changed: make(chan struct{}, 1),
+		sink:   s,
+		queue:  d.newFifo(),
+		recent: newRecentIDs(d.opts.QueueSize),
 	}
 }
 
@@ -71,27 +83,37 @@ func (w *worker) config() Sink {
 	return w.sink
 }
 
-// enqueue queues e if the sink's filter accepts it, dropping the oldest
-// queued event when full. It never blocks.
-func (w *worker) enqueue(e cloudevents.Event) {
+// enqueue queues q if the sink's filter accepts it and it is not a
+// repeat (queued, in flight, or settled lately), dropping the oldest
+// queued events when full. It never blocks.
+func (w *worker) enqueue(q queued) {
+	id := q.event.ID()
 	w.mu.Lock()
-	if !w.sink.accepts(e.Type()) {
+	if !w.sink.accepts(q.event.Type()) {
 		w.mu.Unlock()
 		return
 	}
-	oldest, overflow := w.queue.push(queued{event: e, enqueued: time.Now()})
+	if w.queue.has(id) || w.recent.has(id) || (w.inFlight != nil && w.inFlight.event.ID() == id) {
+		w.mu.Unlock()
+		w.repeats.Add(1)
+		w.log.Debug("Event already queued or sent; not sending it again", "id", id, "type", q.event.Type())
+		return
+	}
+	dropped := w.queue.push(q)
 	w.d.metrics.depth.WithLabelValues(w.key).Set(float64(w.queue.len()))
-	warn := overflow && !w.overflowing
-	w.overflowing = w.overflowing || overflow
+	warn := len(dropped) > 0 && !w.overflowing
+	w.overflowing = w.overflowing || len(dropped) > 0
 	w.mu.Unlock()
 
-	if overflow {
-		w.drop(dropOverflow, 1)
+	if len(dropped) > 0 {
+		w.drop(dropOverflow, len(dropped))
 		if warn {
 			w.log.Warn("Event queue full; dropping the oldest events until the sink catches up",
-				"queueSize", w.d.opts.QueueSize, "firstDroppedID", oldest.event.ID(), "firstDroppedType", oldest.event.Type())
+				"queueSize", w.d.opts.QueueSize, "queueBytes", w.d.opts.QueueBytes,
+				"firstDroppedID", dropped[0].event.ID(), "firstDroppedType", dropped[0].event.Type())
 		}
 	}
+	w.markChanged()
 	select {
 	case w.wake <- struct{}{}:
 	default:
@@ -123,9 +145,16 @@ func (w *worker) drop(reason string, n int) {
 	w.d.metrics.dropped.WithLabelValues(w.key, reason).Add(float64(n))
 }
 
-// run delivers queued events until drained or stopped.
+// run restores the sink's saved state, then delivers queued events until
+// drained or stopped, then keeps or drops what is left.
 func (w *worker) run() {
 	defer close(w.done)
+	if !w.restore() { // stopped before the Store answered: nothing to keep
+		w.finish(false)
+		w.forget()
+		return
+	}
+	saved := w.startSaver()
 	for {
 		q, ok := w.next()
 		if !ok {
@@ -133,19 +162,38 @@ func (w *worker) run() {
 		}
 		w.deliver(q)
 	}
+	w.finish(w.d.opts.Store != nil)
+	saved()
+}
+
+// finish accounts for the events left when the worker exits: a Store
+// keeps them for the next start unless the sink was removed; otherwise
+// they are dropped and counted.
+func (w *worker) finish(keep bool) {
 	w.mu.Lock()
 	left, reason := w.queue.len(), w.stopReason
-	w.queue = fifo{limit: w.queue.limit}
+	if w.inFlight != nil {
+		left++
+	}
+	keep = keep && reason != dropRemoved
+	if !keep {
+		w.queue, w.inFlight = w.d.newFifo(), nil
+	}
 	w.mu.Unlock()
-	if left > 0 {
+	w.d.metrics.depth.WithLabelValues(w.key).Set(0)
+	switch {
+	case left == 0:
+	case keep:
+		w.log.Info("Event sink stopped with events undelivered; kept them for the next start", "kept", left, "reason", reason)
+	default:
 		w.drop(reason, left)
 		w.lost.Add(int64(left))
 		w.log.Warn("Event sink stopped with events queued; dropped them", "dropped", left, "reason", reason)
 	}
-	w.d.metrics.depth.WithLabelValues(w.key).Set(0)
 }
 
-// next waits for the oldest queued event; false means exit.
+// next waits for the oldest queued event, which becomes the one in
+// flight; false means exit.
 func (w *worker) next() (queued, bool) {
 	for {
 		w.mu.Lock()
@@ -153,7 +201,15 @@ func (w *worker) next() (queued, bool) {
 			w.mu.Unlock()
 			return queued{}, false
 		}
+		if w.inFlight != nil { // resumed from the saved state
+			q := *w.inFlight
+			w.mu.Unlock()
+			return q, true
+		}
 		q, ok := w.queue.pop()
+		if ok {
+			w.inFlight = &q
+		}
 		w.d.metrics.depth.WithLabelValues(w.key).Set(float64(w.queue.len()))
 		if w.queue.len() == 0 {
 			w.overflowing = false
@@ -174,6 +230,16 @@ func (w *worker) next() (queued, bool) {
 	}
 }
 
+// settle ends the delivery in flight: the sink took it, or never will.
+// Its id is remembered, so the same occurrence announced again is not.
+func (w *worker) settle(q queued) {
+	w.mu.Lock()
+	w.inFlight = nil
+	w.recent.add(q.event.ID())
+	w.mu.Unlock()
+	w.markChanged()
+}
+
 // deliver sends q until the sink accepts it, rejects it for good, or the
 // worker is stopped.
 func (w *worker) deliver(q queued) {
@@ -183,14 +249,14 @@ func (w *worker) deliver(q queued) {
 		if err == nil {
 			w.denied.Store(nil) // the operator allowed the address since
 			w.delivered.Add(1)
+			w.settle(q)
 			w.d.metrics.delivered.WithLabelValues(w.key).Inc()
 			w.d.metrics.latency.WithLabelValues(w.key).Observe(time.Since(q.enqueued).Seconds())
 			log.Debug("Delivered event", "attempts", attempt+1)
 			return
 		}
 		if w.ctx.Err() != nil {
-			w.abandonInFlight(log)
-			return
+			return // stopped: finish keeps or drops the event in flight
 		}
 		w.failedAttempts.Add(1)
 		w.d.metrics.failed.WithLabelValues(w.key).Inc()
@@ -201,12 +267,14 @@ func (w *worker) deliver(q queued) {
 			msg := denied.Error()
 			w.denied.Store(&msg)
 			w.drop(dropDenied, 1)
+			w.settle(q)
 			log.Error("Egress policy refused the event sink's address; not retrying", "err", err)
 			return
 		}
 		if !retry {
 			w.rejected.Add(1)
 			w.drop(dropRejected, 1)
+			w.settle(q)
 			log.Error("Event sink rejected event; not retrying", "err", err)
 			return
 		}
@@ -217,19 +285,9 @@ func (w *worker) deliver(q queued) {
 		case <-t.C:
 		case <-w.ctx.Done():
 			t.Stop()
-			w.abandonInFlight(log)
 			return
 		}
 	}
-}
-
-func (w *worker) abandonInFlight(log *slog.Logger) {
-	w.mu.Lock()
-	reason := w.stopReason
-	w.mu.Unlock()
-	w.drop(reason, 1)
-	w.lost.Add(1)
-	log.Warn("Event sink stopped during delivery; dropped the event", "reason", reason)
 }
 
 // attempt makes one delivery. retry says whether a failure is worth
@@ -270,7 +328,9 @@ func (w *worker) stats() SinkStats {
 		FailedAttempts: w.failedAttempts.Load(),
 		Rejected:       w.rejected.Load(),
 		Dropped:        w.dropped.Load(),
+		Repeats:        w.repeats.Load(),
 		Queued:         n,
+		Restored:       w.restored.Load(),
 		Denied:         deref(w.denied.Load()),
 	}
 }

@@ -105,6 +105,7 @@ var needs = map[string][]request{
 			{verb: "create", resource: "events", ns: "knit-system", why: "leader election"},
 		},
 		each(read, request{resource: "configmaps", ns: "knit-system", why: "config/watch.go"}),
+		each([]string{"create", "patch", "delete"}, request{resource: "configmaps", ns: "knit-system", why: "gitsync/eventstore: undelivered CloudEvents per EventSink"}),
 		[]request{
 			{verb: "get", resource: "secrets", ns: "knit-system", name: "knit-webhook-certs", why: "webhooks/certs ensureSecret"},
 			{verb: "update", resource: "secrets", ns: "knit-system", name: "knit-webhook-certs", why: "webhooks/certs rotation"},
