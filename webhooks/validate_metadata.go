@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/knitops/knit/api/autoscaling"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 )
 
@@ -19,7 +20,7 @@ const clusterLocal = "cluster-local"
 func validateNoAutoscalingAnnotations(anns map[string]string, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, key := range slices.Sorted(maps.Keys(anns)) {
-		if strings.HasPrefix(key, autoscalingGroup) {
+		if strings.HasPrefix(key, autoscaling.Prefix) {
 			errs = append(errs, field.Forbidden(path.Key(key),
 				`autoscaling annotations must be put under "spec.template.metadata.annotations" to work`))
 		}

@@ -1,11 +1,21 @@
 package webhooks
 
 import (
+	"fmt"
+	"math"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
+
+// maxInt32 is the largest value an int32 field takes.
+const maxInt32 = math.MaxInt32
+
+// bounds says which integers are accepted.
+func bounds(lo, hi int64) string {
+	return fmt.Sprintf("must be between %d and %d", lo, hi)
+}
 
 // validateServingProbes is Knative's probe validation for the container
 // that serves: one handler per probe, probing the serving port, and

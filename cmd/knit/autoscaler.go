@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/knitops/knit/api/autoscaling"
 	"github.com/knitops/knit/dataplane/autoscaler"
 )
 
@@ -48,8 +49,8 @@ func runAutoscalerSimulate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("knit autoscaler simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	tracePath := fs.String("trace", "", "CSV `file` with header second,concurrency,rps, one row per second from 0 (- for stdin)")
-	fs.Var(keyValues{m: opts.Annotations, prefix: autoscaler.AnnotationPrefix}, "annotation",
-		"revision annotation `KEY=VALUE`, repeatable; a KEY without a domain gets "+autoscaler.AnnotationPrefix)
+	fs.Var(keyValues{m: opts.Annotations, prefix: autoscaling.Prefix}, "annotation",
+		"revision annotation `KEY=VALUE`, repeatable; a KEY without a domain gets "+autoscaling.Prefix)
 	fs.Var(keyValues{m: opts.Config}, "config", "config-autoscaler `KEY=VALUE`, repeatable")
 	fs.Int64Var(&opts.ContainerConcurrency, "container-concurrency", 0, "the revision's containerConcurrency (0: unlimited)")
 	startDelay := fs.Int("pod-start-delay", 0, "`seconds` a new pod takes to become ready")

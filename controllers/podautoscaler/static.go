@@ -2,10 +2,10 @@ package podautoscaler
 
 import (
 	"context"
-	"strconv"
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/knitops/knit/api/autoscaling"
 	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
 	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 )
@@ -19,11 +19,11 @@ type StaticRecommender struct{}
 
 // Recommend implements Recommender.
 func (StaticRecommender) Recommend(_ context.Context, pa *autoscalingv1alpha1.PodAutoscaler, _, _ int32) Recommendation {
-	desired := annotationInt(pa, 1, "autoscaling.knative.dev/initial-scale", "autoscaling.knative.dev/initialScale")
-	if min := annotationInt(pa, 0, "autoscaling.knative.dev/min-scale", "autoscaling.knative.dev/minScale"); min > desired {
+	desired := annotationInt(pa, autoscaling.InitialScaleAnnotation, 1)
+	if min := annotationInt(pa, autoscaling.MinScaleAnnotation, 0); min > desired {
 		desired = min
 	}
-	if max := annotationInt(pa, 0, "autoscaling.knative.dev/max-scale", "autoscaling.knative.dev/maxScale"); max > 0 && desired > max {
+	if max := annotationInt(pa, autoscaling.MaxScaleAnnotation, 0); max > 0 && desired > max {
 		desired = max
 	}
 	if pa.Spec.Reachability == autoscalingv1alpha1.ReachabilityUnreachable {
@@ -36,13 +36,12 @@ func (StaticRecommender) Recommend(_ context.Context, pa *autoscalingv1alpha1.Po
 	return Recommendation{DesiredScale: desired, Mode: mode}
 }
 
-func annotationInt(pa *autoscalingv1alpha1.PodAutoscaler, def int32, keys ...string) int32 {
-	for _, k := range keys {
-		if v, ok := pa.Annotations[k]; ok {
-			if n, err := strconv.ParseInt(v, 10, 32); err == nil && n >= 0 {
-				return int32(n)
-			}
-		}
+// annotationInt is the PodAutoscaler's annotation k, or def when it is
+// absent or refused (admission refused it already, unless the cluster's
+// limits changed since).
+func annotationInt(pa *autoscalingv1alpha1.PodAutoscaler, k autoscaling.IntKey, def int32) int32 {
+	if n, ok, err := k.Parse(pa.Annotations); ok && err == nil {
+		return n
 	}
 	return def
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/knitops/knit/api/autoscaling"
 	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
 	duckv1 "github.com/knitops/knit/api/duck/v1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
@@ -94,12 +94,8 @@ func (r *Reconciler) reconcilePodAutoscaler(ctx context.Context, rev *servingv1.
 // initialScale is the replica count a new Revision starts with: Knative's
 // initial-scale annotation, else 1.
 func initialScale(rev *servingv1.Revision) int32 {
-	for _, k := range []string{"autoscaling.knative.dev/initial-scale", "autoscaling.knative.dev/initialScale"} {
-		if v, ok := rev.Annotations[k]; ok {
-			if n, err := strconv.ParseInt(v, 10, 32); err == nil && n >= 0 {
-				return int32(n)
-			}
-		}
+	if n, ok, err := autoscaling.InitialScaleAnnotation.Parse(rev.Annotations); ok && err == nil {
+		return n
 	}
 	return 1
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sort"
 	"time"
+
+	"github.com/knitops/knit/api/autoscaling"
 )
 
 // Keys of the config-autoscaler ConfigMap, spelled as Knative spells them so
@@ -74,7 +76,7 @@ type Config struct {
 // config-autoscaler.
 func DefaultConfig() *Config {
 	return &Config{
-		PodAutoscalerClass:                 ClassKPA,
+		PodAutoscalerClass:                 autoscaling.ClassKPA,
 		EnableScaleToZero:                  true,
 		ContainerConcurrencyTargetFraction: 0.7,
 		ContainerConcurrencyTargetDefault:  100,

@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/knitops/knit/api/autoscaling"
 )
 
 func TestNewConfigFromMapDefaults(t *testing.T) {
 	want := &Config{
-		PodAutoscalerClass:                 ClassKPA,
+		PodAutoscalerClass:                 autoscaling.ClassKPA,
 		EnableScaleToZero:                  true,
 		ContainerConcurrencyTargetFraction: 0.7,
 		ContainerConcurrencyTargetDefault:  100,
@@ -45,7 +47,7 @@ func TestNewConfigFromMapDefaults(t *testing.T) {
 
 func TestNewConfigFromMapEveryKey(t *testing.T) {
 	data := map[string]string{
-		KeyPodAutoscalerClass:             ClassHPA,
+		KeyPodAutoscalerClass:             autoscaling.ClassHPA,
 		KeyEnableScaleToZero:              "false",
 		KeyAllowZeroInitialScale:          "true",
 		KeyContainerConcurrencyTargetPct:  "80",
@@ -67,7 +69,7 @@ func TestNewConfigFromMapEveryKey(t *testing.T) {
 		KeyScaleDownDelay:                 "15s",
 	}
 	want := &Config{
-		PodAutoscalerClass:                 ClassHPA,
+		PodAutoscalerClass:                 autoscaling.ClassHPA,
 		EnableScaleToZero:                  false,
 		AllowZeroInitialScale:              true,
 		ContainerConcurrencyTargetFraction: 0.8,

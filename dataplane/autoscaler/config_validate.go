@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/knitops/knit/api/autoscaling"
 )
 
 // validation collects every range violation of one Config, each naming its key
@@ -34,19 +36,19 @@ func (c *Config) validate(data map[string]string) error {
 	v.check(c.TargetBurstCapacity >= 0 || c.TargetBurstCapacity == -1, KeyTargetBurstCapacity, c.TargetBurstCapacity, "must be at least 0, or -1 to keep the activator always in the path")
 	v.check(c.ContainerConcurrencyTargetFraction > 0 && c.ContainerConcurrencyTargetFraction <= 1, KeyContainerConcurrencyTargetPct, c.ContainerConcurrencyTargetFraction*100, "must be in (0, 100]")
 	if target := c.ContainerConcurrencyTargetFraction * c.ContainerConcurrencyTargetDefault; c.ContainerConcurrencyTargetFraction > 0 {
-		v.check(target >= TargetMin, KeyContainerConcurrencyTargetDflt, c.ContainerConcurrencyTargetDefault,
-			fmt.Sprintf("with %s gives a target of %g, below the minimum %g", KeyContainerConcurrencyTargetPct, target, TargetMin))
+		v.check(target >= autoscaling.TargetMin, KeyContainerConcurrencyTargetDflt, c.ContainerConcurrencyTargetDefault,
+			fmt.Sprintf("with %s gives a target of %g, below the minimum %g", KeyContainerConcurrencyTargetPct, target, autoscaling.TargetMin))
 	}
-	v.check(c.RPSTargetDefault >= TargetMin, KeyRPSTargetDefault, c.RPSTargetDefault, fmt.Sprintf("must be at least %g", TargetMin))
+	v.check(c.RPSTargetDefault >= autoscaling.TargetMin, KeyRPSTargetDefault, c.RPSTargetDefault, fmt.Sprintf("must be at least %g", autoscaling.TargetMin))
 	v.check(c.ActivatorCapacity >= 1, KeyActivatorCapacity, c.ActivatorCapacity, "must be at least 1")
 	v.check(c.MaxScaleUpRate > 1, KeyMaxScaleUpRate, c.MaxScaleUpRate, "must be greater than 1")
 	v.check(c.MaxScaleDownRate > 1, KeyMaxScaleDownRate, c.MaxScaleDownRate, "must be greater than 1")
-	v.check(c.StableWindow >= WindowMin && c.StableWindow <= WindowMax, KeyStableWindow, c.StableWindow, fmt.Sprintf("must be in [%v, %v]", WindowMin, WindowMax))
+	v.check(c.StableWindow >= autoscaling.WindowMin && c.StableWindow <= autoscaling.WindowMax, KeyStableWindow, c.StableWindow, fmt.Sprintf("must be in [%v, %v]", autoscaling.WindowMin, autoscaling.WindowMax))
 	v.check(c.StableWindow.Round(time.Second) == c.StableWindow, KeyStableWindow, c.StableWindow, "must be whole seconds")
-	v.check(c.PanicWindowPercentage >= PanicWindowPercentageMin && c.PanicWindowPercentage <= PanicWindowPercentageMax,
-		KeyPanicWindowPercentage, c.PanicWindowPercentage, fmt.Sprintf("must be in [%g, %g]", PanicWindowPercentageMin, PanicWindowPercentageMax))
-	v.check(c.PanicThresholdPercentage >= PanicThresholdPercentageMin && c.PanicThresholdPercentage <= PanicThresholdPercentageMax,
-		KeyPanicThresholdPercentage, c.PanicThresholdPercentage, fmt.Sprintf("must be in [%g, %g]", PanicThresholdPercentageMin, PanicThresholdPercentageMax))
+	v.check(c.PanicWindowPercentage >= autoscaling.PanicWindowPercentageMin && c.PanicWindowPercentage <= autoscaling.PanicWindowPercentageMax,
+		KeyPanicWindowPercentage, c.PanicWindowPercentage, fmt.Sprintf("must be in [%g, %g]", autoscaling.PanicWindowPercentageMin, autoscaling.PanicWindowPercentageMax))
+	v.check(c.PanicThresholdPercentage >= autoscaling.PanicThresholdPercentageMin && c.PanicThresholdPercentage <= autoscaling.PanicThresholdPercentageMax,
+		KeyPanicThresholdPercentage, c.PanicThresholdPercentage, fmt.Sprintf("must be in [%g, %g]", autoscaling.PanicThresholdPercentageMin, autoscaling.PanicThresholdPercentageMax))
 	v.check(c.InitialScale >= 0, KeyInitialScale, c.InitialScale, "must not be negative")
 	v.check(c.InitialScale != 0 || c.AllowZeroInitialScale, KeyInitialScale, c.InitialScale, "may be 0 only when "+KeyAllowZeroInitialScale+" is true")
 	c.validateScaleBounds(v)

@@ -6,7 +6,8 @@
 //
 //   - Config and Spec turn the config-autoscaler ConfigMap and a revision's
 //     autoscaling.knative.dev/* annotations into the numbers the KPA uses
-//     (NewConfigFromMap, NewSpec).
+//     (NewConfigFromMap, NewSpec); the annotations are read by package
+//     api/autoscaling, the parser admission checks them with.
 //   - Metrics keeps one-second buckets of the revision's observed concurrency
 //     and requests per second and averages them over the stable and panic
 //     windows.

@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"time"
+
+	"github.com/knitops/knit/api/autoscaling"
 )
 
 // Options configures Simulate like a revision and a cluster configure the
@@ -74,7 +76,7 @@ func (o Options) resolve() (Spec, int64, error) {
 		}
 	}
 	for key := range o.Annotations {
-		if !IsKnownAnnotation(key) {
+		if !autoscaling.IsKnown(key) {
 			errs = append(errs, fmt.Errorf("unknown autoscaling annotation %q", key))
 		}
 	}

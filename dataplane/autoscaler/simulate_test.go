@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/knitops/knit/api/autoscaling"
 )
 
 var update = flag.Bool("update", false, "rewrite the want section of testdata/*.sim from the current output")
@@ -141,7 +143,7 @@ func TestSimulateTicksEveryTwoSeconds(t *testing.T) {
 // second 0 (the revision is created then, at its initial scale).
 func TestSimulateFirstTick(t *testing.T) {
 	const header = "second,desired_pods,ready_pods,panic\n"
-	target10 := map[string]string{TargetAnnotation: "10"}
+	target10 := map[string]string{autoscaling.TargetAnnotationKey: "10"}
 	for _, tc := range []struct {
 		name        string
 		annotations map[string]string
@@ -152,7 +154,7 @@ func TestSimulateFirstTick(t *testing.T) {
 	}{
 		{"a burst from second 0 is decided at 2s", target10, nil, "35", 5, header + "2,5,5,1\n4,5,5,1\n"},
 		{"from zero initial scale, woken at 2s",
-			map[string]string{TargetAnnotation: "10", InitialScaleAnnotation: "0"},
+			map[string]string{autoscaling.TargetAnnotationKey: "10", autoscaling.InitialScaleAnnotationKey: "0"},
 			map[string]string{KeyAllowZeroInitialScale: "true"}, "14", 5, header + "2,2,2,1\n4,2,2,1\n"},
 		{"a trace shorter than a tick has no tick", target10, nil, "35", 2, header},
 		{"idle: the initial pod until the first tick and after", target10, nil, "0", 3, header + "2,1,1,0\n"},
@@ -213,11 +215,11 @@ func TestSimulateBadOptions(t *testing.T) {
 		want string
 	}{
 		{Options{Config: map[string]string{"stable-windw": "30s"}}, `unknown config-autoscaler key "stable-windw"`},
-		{Options{Annotations: map[string]string{AnnotationPrefix + "minscale": "1"}}, `unknown autoscaling annotation "autoscaling.knative.dev/minscale"`},
+		{Options{Annotations: map[string]string{autoscaling.Prefix + "minscale": "1"}}, `unknown autoscaling annotation "autoscaling.knative.dev/minscale"`},
 		{Options{PodStartDelay: -time.Second}, "pod start delay -1s must not be negative"},
 		{Options{Config: map[string]string{KeyStableWindow: "1s"}}, `config-autoscaler stable-window="1s": must be in [6s, 1h0m0s]`},
-		{Options{Annotations: map[string]string{MaxScaleAnnotation: "-1"}}, `annotation autoscaling.knative.dev/max-scale="-1": must be an integer of at least 0`},
-		{Options{Annotations: map[string]string{ClassAnnotation: ClassHPA}}, `autoscaler class is not kpa.autoscaling.knative.dev: annotation autoscaling.knative.dev/class="hpa.autoscaling.knative.dev": knit's autoscaler decides only for kpa.autoscaling.knative.dev`},
+		{Options{Annotations: map[string]string{autoscaling.MaxScaleAnnotationKey: "-1"}}, `annotation autoscaling.knative.dev/max-scale="-1": must be between 0 and 2147483647`},
+		{Options{Annotations: map[string]string{autoscaling.ClassAnnotationKey: autoscaling.ClassHPA}}, `autoscaler class is not kpa.autoscaling.knative.dev: annotation autoscaling.knative.dev/class="hpa.autoscaling.knative.dev": knit's autoscaler decides only for kpa.autoscaling.knative.dev`},
 	} {
 		err := Simulate(strings.NewReader(trace), tc.opts, &bytes.Buffer{})
 		if err == nil {

@@ -3,6 +3,8 @@ package autoscaler
 import (
 	"errors"
 	"time"
+
+	"github.com/knitops/knit/api/autoscaling"
 )
 
 // Metric is what the KPA scales on.
@@ -19,7 +21,7 @@ const (
 type DeciderSpec struct {
 	Metric Metric
 	// TargetValue is the per-pod value the KPA aims for: TotalValue times the
-	// target utilization, never below TargetMin.
+	// target utilization, never below autoscaling.TargetMin.
 	TargetValue float64
 	// TotalValue is what one pod can take: containerConcurrency, the default
 	// target, or the target annotation (capped by containerConcurrency).
@@ -74,7 +76,7 @@ const DefaultActivationTimeout = 630 * time.Second
 
 // ErrNotKPA marks revisions whose autoscaler class is not the KPA; the caller
 // should leave them alone rather than report a failure.
-var ErrNotKPA = errors.New("autoscaler class is not " + ClassKPA)
+var ErrNotKPA = errors.New("autoscaler class is not " + autoscaling.ClassKPA)
 
 // NewSpec resolves a revision's autoscaling from the cluster config, its
 // autoscaling.knative.dev/* annotations (either spelling) and its
@@ -87,9 +89,8 @@ func NewSpec(cfg *Config, annotations map[string]string, containerConcurrency in
 	if err := checkClass(cfg, annotations); err != nil {
 		return Spec{}, err
 	}
-	r := &annotationReader{annotations: annotations}
-	a := r.read(cfg)
-	if err := errors.Join(r.errs...); err != nil {
+	a, err := readAnnotations(cfg, annotations)
+	if err != nil {
 		return Spec{}, err
 	}
 	target, total := resolveTarget(cfg, a, containerConcurrency)

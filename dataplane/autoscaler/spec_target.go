@@ -3,6 +3,8 @@ package autoscaler
 import (
 	"fmt"
 	"math"
+
+	"github.com/knitops/knit/api/autoscaling"
 )
 
 // resolveTarget computes the per-pod target and total as Knative does: the
@@ -30,19 +32,19 @@ func resolveTarget(cfg *Config, a resolved, containerConcurrency int64) (target,
 	if a.hasUtilization {
 		utilization = a.utilizationPercentage / 100
 	}
-	return math.Max(TargetMin, total*utilization), total
+	return math.Max(autoscaling.TargetMin, total*utilization), total
 }
 
 // checkClass refuses revisions another autoscaler owns.
 func checkClass(cfg *Config, annotations map[string]string) error {
-	if used, class, ok := lookupAnnotation(annotations, ClassAnnotation); ok {
-		if class != ClassKPA {
-			return fmt.Errorf("%w: %w", ErrNotKPA, &FieldError{Source: SourceAnnotation, Key: used, Value: class, Reason: "knit's autoscaler decides only for " + ClassKPA})
+	if used, class, ok := autoscaling.ClassAnnotation.Get(annotations); ok {
+		if class != autoscaling.ClassKPA {
+			return fmt.Errorf("%w: %w", ErrNotKPA, &FieldError{Source: SourceAnnotation, Key: used, Value: class, Reason: "knit's autoscaler decides only for " + autoscaling.ClassKPA})
 		}
 		return nil
 	}
-	if cfg.PodAutoscalerClass != ClassKPA {
-		return fmt.Errorf("%w: %w", ErrNotKPA, &FieldError{Source: SourceConfig, Key: KeyPodAutoscalerClass, Value: cfg.PodAutoscalerClass, Reason: "knit's autoscaler decides only for " + ClassKPA})
+	if cfg.PodAutoscalerClass != autoscaling.ClassKPA {
+		return fmt.Errorf("%w: %w", ErrNotKPA, &FieldError{Source: SourceConfig, Key: KeyPodAutoscalerClass, Value: cfg.PodAutoscalerClass, Reason: "knit's autoscaler decides only for " + autoscaling.ClassKPA})
 	}
 	return nil
 }
