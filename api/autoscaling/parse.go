@@ -16,7 +16,9 @@ type Limits struct {
 }
 
 // Annotations are one Revision's autoscaling annotations, parsed. A value
-// is nil (or "") when its annotation is absent or refused.
+// is nil (or "") when its annotation is absent or not a value its key
+// accepts; a rule between keys (min-scale above max-scale) refuses without
+// clearing them.
 type Annotations struct {
 	// Class in effect: ClassKPA when unset.
 	Class string

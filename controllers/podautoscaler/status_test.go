@@ -55,3 +55,51 @@ func TestMarkStatusSKSReady(t *testing.T) {
 		})
 	}
 }
+
+// Active and ScaleTargetInitialized follow the replicas: Queued until the
+// first is ready, Activating when scaled up again, NoTraffic at zero.
+func TestMarkStatusActive(t *testing.T) {
+	type cond struct {
+		Status          corev1.ConditionStatus
+		Reason, Message string
+	}
+	readySKS := &networkingv1alpha1.ServerlessService{}
+	readySKS.Status.ServiceName, readySKS.Status.PrivateServiceName = "hello-00001", "hello-00001-private"
+	readySKS.Status.Conditions = duckv1.Conditions{{Type: duckv1.ConditionReady, Status: corev1.ConditionTrue}}
+	tests := []struct {
+		name                string
+		initialized         bool
+		desired, ready      int32
+		active, initialised cond
+	}{
+		{"waiting for the first replica", false, 1, 0,
+			cond{corev1.ConditionUnknown, autoscalingv1alpha1.ReasonQueued, "waiting for the first replica"},
+			cond{corev1.ConditionUnknown, autoscalingv1alpha1.ReasonQueued, "waiting for the first replica"}},
+		{"the first replica ready", false, 1, 1, cond{Status: corev1.ConditionTrue}, cond{Status: corev1.ConditionTrue}},
+		{"scaled to zero", true, 0, 0,
+			cond{corev1.ConditionFalse, autoscalingv1alpha1.ReasonNoTraffic, "the revision is scaled to zero; the activator will wake it"}, cond{Status: corev1.ConditionTrue}},
+		{"woken from zero", true, 2, 0,
+			cond{corev1.ConditionUnknown, autoscalingv1alpha1.ReasonActivating, "waiting for 2 replica(s) to become ready"}, cond{Status: corev1.ConditionTrue}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var s autoscalingv1alpha1.PodAutoscalerStatus
+			s.InitializeConditions()
+			if tc.initialized {
+				s.MarkScaleTargetInitialized()
+			}
+			MarkStatus(&s, tc.desired, tc.ready, readySKS)
+			get := func(ct duckv1.ConditionType) cond {
+				c := s.GetCondition(ct)
+				return cond{c.Status, c.Reason, c.Message}
+			}
+			got := []cond{get(autoscalingv1alpha1.PodAutoscalerConditionActive), get(autoscalingv1alpha1.PodAutoscalerConditionScaleTargetInitialized)}
+			if diff := cmp.Diff([]cond{tc.active, tc.initialised}, got); diff != "" {
+				t.Errorf("Active, ScaleTargetInitialized (-want +got):\n%s", diff)
+			}
+			if *s.DesiredScale != tc.desired || *s.ActualScale != tc.ready || s.ServiceName != "hello-00001" || s.MetricsServiceName != "hello-00001-private" {
+				t.Errorf("status %+v, want the scales and the SKS's Services", s)
+			}
+		})
+	}
+}

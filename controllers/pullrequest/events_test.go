@@ -98,3 +98,35 @@ func TestReconcileRecordsCanaryEvents(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
+
+// The Canary condition mirrors the canary's phase.
+func TestMarkCanary(t *testing.T) {
+	type cond struct {
+		Status          corev1.ConditionStatus
+		Reason, Message string
+	}
+	tests := []struct {
+		name   string
+		canary knitv1alpha1.CanaryStatus
+		want   cond
+	}{
+		{"waiting for the preview", knitv1alpha1.CanaryStatus{Phase: knitv1alpha1.CanaryProgressing, Message: "waiting for the preview to be ready"},
+			cond{corev1.ConditionUnknown, knitv1alpha1.ReasonProgressing, "waiting for the preview to be ready"}},
+		{"a step running", knitv1alpha1.CanaryStatus{Phase: knitv1alpha1.CanaryProgressing, Step: 1, Steps: []int64{20, 50}, Percent: 20},
+			cond{corev1.ConditionUnknown, knitv1alpha1.ReasonProgressing, "step 1 of 2: 20% of traffic"}},
+		{"promoted", knitv1alpha1.CanaryStatus{Phase: knitv1alpha1.CanaryPromoted, Message: "step 2 (50%): pass"},
+			cond{corev1.ConditionTrue, knitv1alpha1.ReasonPromoted, "step 2 (50%): pass"}},
+		{"rolled back", knitv1alpha1.CanaryStatus{Phase: knitv1alpha1.CanaryRolledBack, Message: "step 1 (20%): 5xx"},
+			cond{corev1.ConditionFalse, knitv1alpha1.ReasonRolledBack, "step 1 (20%): 5xx"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var s knitv1alpha1.PullRequestStatus
+			markCanary(&s, &tc.canary)
+			c := s.GetCondition(knitv1alpha1.PullRequestConditionCanary)
+			if diff := cmp.Diff(tc.want, cond{c.Status, c.Reason, c.Message}); diff != "" {
+				t.Errorf("Canary (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -55,3 +55,86 @@ func TestMarkStatusSKSFailure(t *testing.T) {
 		}
 	}
 }
+
+// Every mapping of a Deployment and a PodAutoscaler to the Revision's
+// conditions.
+func TestMarkStatus(t *testing.T) {
+	type cond struct {
+		Status          corev1.ConditionStatus
+		Reason, Message string
+	}
+	dep := func(ready int32, conds ...appsv1.DeploymentCondition) *appsv1.Deployment {
+		d := &appsv1.Deployment{}
+		d.Name, d.Status.ReadyReplicas, d.Status.Conditions = "hello-00001-deployment", ready, conds
+		return d
+	}
+	failure := appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "CrashLoopBackOff", Message: "back-off"}
+	stuck := appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded", Message: "too slow"}
+	pa := func(active corev1.ConditionStatus, reason string, desired *int32) *autoscalingv1alpha1.PodAutoscaler {
+		p := &autoscalingv1alpha1.PodAutoscaler{}
+		p.Status.DesiredScale = desired
+		if active != "" {
+			p.Status.Conditions = duckv1.Conditions{{Type: autoscalingv1alpha1.PodAutoscalerConditionActive, Status: active, Reason: reason}}
+		}
+		return p
+	}
+	healthy := func(s *servingv1.RevisionStatus) { s.MarkContainerHealthyTrue() }
+	two := int32(2)
+	tests := []struct {
+		name                         string
+		before                       func(*servingv1.RevisionStatus)
+		dep                          *appsv1.Deployment
+		pa                           *autoscalingv1alpha1.PodAutoscaler
+		resources, container, active cond
+		ready                        cond
+		actual                       int32
+		desired                      *int32
+	}{{
+		name: "starting", dep: dep(0), pa: pa("", "", nil),
+		resources: cond{corev1.ConditionUnknown, servingv1.ReasonDeploying, "waiting for 1 replica(s) of hello-00001-deployment to become ready"},
+		container: cond{corev1.ConditionUnknown, servingv1.ReasonDeploying, "waiting for 1 replica(s) of hello-00001-deployment to become ready"},
+		active:    cond{corev1.ConditionUnknown, servingv1.ReasonDeploying, ""},
+		ready:     cond{corev1.ConditionUnknown, servingv1.ReasonDeploying, "waiting for 1 replica(s) of hello-00001-deployment to become ready"},
+	}, {
+		name: "serving", dep: dep(2), pa: pa(corev1.ConditionTrue, "", &two),
+		resources: cond{Status: corev1.ConditionTrue}, container: cond{Status: corev1.ConditionTrue}, active: cond{Status: corev1.ConditionTrue},
+		ready: cond{Status: corev1.ConditionTrue}, actual: 2, desired: &two,
+	}, {
+		name: "crashing", dep: dep(0, failure), pa: pa(corev1.ConditionUnknown, "Queued", nil),
+		resources: cond{Status: corev1.ConditionUnknown}, container: cond{corev1.ConditionFalse, "CrashLoopBackOff", "back-off"},
+		active: cond{corev1.ConditionUnknown, "Queued", ""}, ready: cond{corev1.ConditionFalse, "CrashLoopBackOff", "back-off"},
+	}, {
+		name: "crashing past the progress deadline", dep: dep(0, failure, stuck), pa: pa("", "", nil),
+		resources: cond{corev1.ConditionFalse, "ProgressDeadlineExceeded", "too slow"}, container: cond{corev1.ConditionFalse, "CrashLoopBackOff", "back-off"},
+		active: cond{corev1.ConditionUnknown, servingv1.ReasonDeploying, ""}, ready: cond{corev1.ConditionFalse, "ProgressDeadlineExceeded", "too slow"},
+	}, {
+		name: "never progressing", dep: dep(0, stuck), pa: pa("", "", nil),
+		resources: cond{corev1.ConditionFalse, "ProgressDeadlineExceeded", "too slow"}, container: cond{Status: corev1.ConditionUnknown},
+		active: cond{corev1.ConditionUnknown, servingv1.ReasonDeploying, ""}, ready: cond{corev1.ConditionFalse, "ProgressDeadlineExceeded", "too slow"},
+	}, {
+		name: "scaled to zero after serving stays Ready", before: healthy, dep: dep(0), pa: pa(corev1.ConditionFalse, "NoTraffic", nil),
+		resources: cond{Status: corev1.ConditionTrue}, container: cond{Status: corev1.ConditionTrue}, active: cond{corev1.ConditionFalse, "NoTraffic", ""},
+		ready: cond{Status: corev1.ConditionTrue},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var s servingv1.RevisionStatus
+			s.InitializeConditions()
+			if tc.before != nil {
+				tc.before(&s)
+			}
+			MarkStatus(&s, tc.dep, tc.pa)
+			get := func(ct duckv1.ConditionType) cond {
+				c := s.GetCondition(ct)
+				return cond{c.Status, c.Reason, c.Message}
+			}
+			got := []cond{get(servingv1.RevisionConditionResourcesAvailable), get(servingv1.RevisionConditionContainerHealthy), get(servingv1.RevisionConditionActive), get(duckv1.ConditionReady)}
+			if diff := cmp.Diff([]cond{tc.resources, tc.container, tc.active, tc.ready}, got); diff != "" {
+				t.Errorf("ResourcesAvailable, ContainerHealthy, Active, Ready (-want +got):\n%s", diff)
+			}
+			if *s.ActualReplicas != tc.actual || !cmp.Equal(s.DesiredReplicas, tc.desired) {
+				t.Errorf("replicas actual %d desired %v, want %d %v", *s.ActualReplicas, s.DesiredReplicas, tc.actual, tc.desired)
+			}
+		})
+	}
+}
