@@ -79,12 +79,21 @@ type knitDev struct {
 	gitAddr  string // the Git server and forge webhooks
 	output   *syncBuffer
 	exited   chan error
+	// started is when the process started, ready when its banner came.
+	started, ready time.Time
 }
 
 // startKnitDev starts knit dev and waits for its banner.
 func startKnitDev(t *testing.T, stateDir string) *knitDev {
 	t.Helper()
-	d := &knitDev{stateDir: stateDir, httpAddr: freeAddr(t), gitAddr: freeAddr(t), output: &syncBuffer{}, exited: make(chan error, 1)}
+	return startKnitDevOn(t, stateDir, freeAddr(t), freeAddr(t))
+}
+
+// startKnitDevOn starts knit dev with its ingress and Git server on the
+// given addresses (a restart keeps them) and waits for its banner.
+func startKnitDevOn(t *testing.T, stateDir, httpAddr, gitAddr string) *knitDev {
+	t.Helper()
+	d := &knitDev{stateDir: stateDir, httpAddr: httpAddr, gitAddr: gitAddr, output: &syncBuffer{}, exited: make(chan error, 1)}
 	d.cmd = exec.Command(buildKnit(t), "dev",
 		"--state-dir", stateDir, "--bin-dir", binDir(t),
 		"--http-addr", d.httpAddr, "--git-addr", d.gitAddr)
@@ -94,6 +103,7 @@ func startKnitDev(t *testing.T, stateDir string) *knitDev {
 		t.Fatal(err)
 	}
 	d.cmd.Stderr = d.output
+	d.started = time.Now()
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +113,7 @@ func startKnitDev(t *testing.T, stateDir string) *knitDev {
 		for sc.Scan() {
 			fmt.Fprintln(d.output, sc.Text())
 			if strings.HasPrefix(sc.Text(), dev.ReadyLine) {
+				d.ready = time.Now()
 				close(ready)
 			}
 		}

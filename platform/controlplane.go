@@ -39,6 +39,10 @@ type ControlPlaneOptions struct {
 	// Store holds config-* from knit-system; it must be the one the
 	// manager's other components read, so one edit reaches them all.
 	Store *config.Store
+	// StoreWatched says another manager of the same process keeps Store
+	// up to date (knit dev's data plane, which outlives a restart of the
+	// controllers), so this one registers no watcher of its own.
+	StoreWatched bool
 	// URLPort is shown in Route URLs when not 0 or 80: knit dev's ingress
 	// port. 0 on a cluster, where the ingress Service listens on 80.
 	URLPort int
@@ -101,8 +105,11 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 	if opts.GitCache.Egress == nil {
 		opts.GitCache.Egress = egressPolicy
 	}
-	steps := []step{
-		{"config", func() error { return opts.Store.SetupWithManager(mgr) }},
+	var steps []step
+	if !opts.StoreWatched {
+		steps = append(steps, step{"config", func() error { return opts.Store.SetupWithManager(mgr) }})
+	}
+	steps = append(steps, []step{
 		{"service", func() error { return service.SetupWithManager(mgr) }},
 		{"configuration", func() error { return configuration.SetupWithManager(mgr) }},
 		{"revision", func() error { return revision.SetupWithManager(mgr, opts.Store, opts.QueueImage, opts.QueueEnv...) }},
@@ -119,7 +126,7 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 		}},
 		{"announce", func() error { return announcer.SetupWithManager(mgr) }},
 		{"pullrequest", func() error { return pullrequest.SetupWithManager(mgr, pullrequest.Options{Announcer: announcer}) }},
-	}
+	}...)
 	if opts.Webhooks {
 		steps = append(steps, step{"admission webhooks", func() error { return webhooks.Setup(mgr, webhooks.FromStore(opts.Store)) }})
 	}

@@ -4,6 +4,11 @@ import (
 	"context"
 	"flag"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/term"
 
 	"github.com/knitops/knit/local/dev"
 )
@@ -22,5 +27,43 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	setupLogging(stderr, *verbosity)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	opts.Restart = restartOnHangup(ctx, cancel)
 	return dev.Run(ctx, opts, stdout)
+}
+
+// restartOnHangup turns SIGHUP into a restart of the controllers, as
+// daemons reload on it, except when the terminal knit dev runs in went
+// away: that hangup still stops it (stop), as it always did.
+func restartOnHangup(ctx context.Context, stop context.CancelFunc) <-chan struct{} {
+	terminal := -1
+	for _, fd := range []int{0, 1, 2} {
+		if term.IsTerminal(fd) {
+			terminal = fd
+			break
+		}
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	restart := make(chan struct{}, 1)
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+			}
+			if terminal >= 0 && !term.IsTerminal(terminal) {
+				stop()
+				return
+			}
+			select {
+			case restart <- struct{}{}:
+			default: // a restart is pending already
+			}
+		}
+	}()
+	return restart
 }

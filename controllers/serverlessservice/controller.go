@@ -28,11 +28,19 @@ type Reconciler struct {
 	activator Activator
 }
 
+// NewReconciler is the reconciler without a manager, for a caller that
+// must settle ServerlessServices before any manager runs: knit dev at
+// startup, whose previous run's replicas are gone, points their public
+// endpoints at the activator before its ingress serves.
+func NewReconciler(c client.Client, activator Activator) *Reconciler {
+	return &Reconciler{client: c, activator: activator}
+}
+
 // SetupWithManager registers the reconciler. A private slice change wakes
 // its SKS; an activator slice change wakes every SKS, since any of them may
 // be in Proxy mode.
 func SetupWithManager(mgr ctrl.Manager, activator Activator) error {
-	r := &Reconciler{client: mgr.GetClient(), activator: activator}
+	r := NewReconciler(mgr.GetClient(), activator)
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&networkingv1alpha1.ServerlessService{}).
 		Owns(&corev1.Service{}).

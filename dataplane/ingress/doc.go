@@ -3,5 +3,6 @@
 // to that Revision's public endpoints — replicas in Serve mode, activators
 // in Proxy mode. Its table is a pure function of Routes' status and the
 // public EndpointSlices, rebuilt on change and swapped atomically, so the
-// request path takes no lock.
+// request path takes no lock. Until its first table a router holds
+// requests rather than answering 404 for hosts it has not read yet.
 package ingress

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httputil"
+	"sync"
 	"sync/atomic"
 
 	"github.com/knitops/knit/dataplane/forward"
@@ -14,12 +15,19 @@ import (
 type Router struct {
 	table atomic.Pointer[Table]
 	proxy *httputil.ReverseProxy
+	// loaded is closed by the first Update. Until then the table is empty
+	// because nothing has been read yet, not because no Route exists, so a
+	// request waits for it instead of getting a 404 (a restart of knit dev
+	// or of an ingress replica would otherwise answer 404 for every host
+	// until its cache synced).
+	loaded     chan struct{}
+	loadedOnce sync.Once
 }
 
-// NewRouter returns a router with an empty table: every host is unknown
+// NewRouter returns a router with an empty table, holding every request
 // until the first Update.
 func NewRouter() *Router {
-	r := &Router{}
+	r := &Router{loaded: make(chan struct{})}
 	r.table.Store(&Table{hosts: map[string]*entry{}, revisions: map[string]*backend{}})
 	r.proxy = &httputil.ReverseProxy{
 		Rewrite:      rewrite,
@@ -37,13 +45,29 @@ func NewRouter() *Router {
 func (r *Router) Update(t *Table) {
 	t.inherit(r.table.Load())
 	r.table.Store(t)
+	r.loadedOnce.Do(func() { close(r.loaded) })
 }
+
+// Loaded is closed once the router has its first table: from then on it
+// answers every host as the Routes say.
+func (r *Router) Loaded() <-chan struct{} { return r.loaded }
 
 type backendKey struct{}
 
 // ServeHTTP routes by Host: unknown → 404, no endpoints → 503, else the
-// picked Revision's next endpoint.
+// picked Revision's next endpoint. Before the first table it waits for it
+// (503 if the client gives up first).
 func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	select {
+	case <-r.loaded:
+	default:
+		select {
+		case <-r.loaded:
+		case <-req.Context().Done():
+			http.Error(w, "knit: the ingress has not read its routes yet", http.StatusServiceUnavailable)
+			return
+		}
+	}
 	e := r.table.Load().lookup(req.Host)
 	if e == nil {
 		http.Error(w, fmt.Sprintf("knit: no route for host %q", req.Host), http.StatusNotFound)

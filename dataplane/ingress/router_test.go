@@ -1,6 +1,7 @@
 package ingress
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/utils/ptr"
@@ -176,4 +178,41 @@ func TestRouterKeepsSplitExactAcrossUpdates(t *testing.T) {
 	if seen["a"] != 50 || seen["b"] != 50 {
 		t.Errorf("100 requests across a table update split %v, want exactly 50/50", seen)
 	}
+}
+
+// A router that has not read its routes yet holds a request instead of
+// answering 404 for a host it does not know yet, and answers it from the
+// first table; a client that gives up first gets a 503, never a 404.
+func TestRouterHoldsRequestsUntilItsFirstTable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := NewRouter()
+		code := make(chan int, 1)
+		go func() {
+			c, _ := serve(t, r, "nope.default.localhost")
+			code <- c
+		}()
+		synctest.Wait()
+		select {
+		case c := <-code:
+			t.Fatalf("answered %d before the router had a table", c)
+		default:
+		}
+		r.Update(Build(nil, nil))
+		if c := <-code; c != http.StatusNotFound {
+			t.Errorf("after the first table: %d, want 404 for an unknown host", c)
+		}
+
+		waiting := NewRouter()
+		ctx, cancel := context.WithCancel(context.Background())
+		req := httptest.NewRequestWithContext(ctx, http.MethodGet, "http://hello.default.localhost/", nil)
+		w := httptest.NewRecorder()
+		done := make(chan struct{})
+		go func() { waiting.ServeHTTP(w, req); close(done) }()
+		synctest.Wait()
+		cancel()
+		<-done
+		if w.Code != http.StatusServiceUnavailable {
+			t.Errorf("client gone before the first table: %d, want 503", w.Code)
+		}
+	})
 }

@@ -24,6 +24,13 @@ type Load struct {
 	sent, failed atomic.Int64
 	mu           sync.Mutex
 	failures     []string
+	statuses     map[int]int64
+	errors       int64
+	firstFailure time.Time
+	lastFailure  time.Time
+	lastOK       time.Time
+	longestGap   time.Duration
+	gapEnd       time.Time
 }
 
 // Result is what a Load counted.
@@ -31,13 +38,24 @@ type Result struct {
 	Sent, Failed int64
 	// Failures are the first failures, each with its time.
 	Failures []string
+	// Statuses counts the answers other than 200 by status code; Errors
+	// the requests that got no answer (refused, reset).
+	Statuses map[int]int64
+	Errors   int64
+	// FirstFailure and LastFailure bound the failures; zero without any.
+	FirstFailure, LastFailure time.Time
+	// LongestGap is the longest time between two 200 answers (from the
+	// start for the first), ending at GapEnd: how long the load went
+	// without service, failing or waiting.
+	LongestGap time.Duration
+	GapEnd     time.Time
 }
 
 // Start sends GET url with Host host from n workers through c until Stop
 // is called or bound passes.
 func Start(c *http.Client, url, host string, n int, bound time.Duration) *Load {
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
-	l := &Load{cancel: cancel}
+	l := &Load{cancel: cancel, statuses: map[int]int64{}, lastOK: time.Now()}
 	for range n {
 		l.wg.Go(func() {
 			for ctx.Err() == nil {
@@ -51,32 +69,54 @@ func Start(c *http.Client, url, host string, n int, bound time.Duration) *Load {
 func (l *Load) once(c *http.Client, url, host string) {
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
-		l.fail(err.Error())
+		l.fail(0, err.Error())
 		return
 	}
 	req.Host = host
 	resp, err := c.Do(req)
 	l.sent.Add(1)
 	if err != nil {
-		l.fail(err.Error())
+		l.fail(0, err.Error())
 		return
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		l.fail(fmt.Sprintf("%d %s", resp.StatusCode, b))
+		l.fail(resp.StatusCode, fmt.Sprintf("%d %s", resp.StatusCode, b))
 		return
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
+	l.ok()
 }
 
-func (l *Load) fail(msg string) {
+// fail counts a failure: status is 0 when there was no answer.
+func (l *Load) fail(status int, msg string) {
 	l.failed.Add(1)
+	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.failures) < keptFailures {
-		l.failures = append(l.failures, time.Now().Format("15:04:05.000")+" "+msg)
+	if status == 0 {
+		l.errors++
+	} else {
+		l.statuses[status]++
 	}
+	if l.firstFailure.IsZero() {
+		l.firstFailure = now
+	}
+	l.lastFailure = now
+	if len(l.failures) < keptFailures {
+		l.failures = append(l.failures, now.Format("15:04:05.000")+" "+msg)
+	}
+}
+
+func (l *Load) ok() {
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if gap := now.Sub(l.lastOK); gap > l.longestGap {
+		l.longestGap, l.gapEnd = gap, now
+	}
+	l.lastOK = now
 }
 
 // Sent is how many requests have been sent so far.
@@ -89,5 +129,11 @@ func (l *Load) Stop() Result {
 	l.wg.Wait()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return Result{Sent: l.sent.Load(), Failed: l.failed.Load(), Failures: append([]string(nil), l.failures...)}
+	statuses := make(map[int]int64, len(l.statuses))
+	for code, n := range l.statuses {
+		statuses[code] = n
+	}
+	return Result{Sent: l.sent.Load(), Failed: l.failed.Load(), Failures: append([]string(nil), l.failures...),
+		Statuses: statuses, Errors: l.errors, FirstFailure: l.firstFailure, LastFailure: l.lastFailure,
+		LongestGap: l.longestGap, GapEnd: l.gapEnd}
 }

@@ -38,6 +38,12 @@ func TestLoadCountsEveryAnswerButA200AsAFailure(t *testing.T) {
 	if want := n.Load() / 10; r.Failed != want {
 		t.Errorf("failed %d, want every tenth: %d", r.Failed, want)
 	}
+	if r.Statuses[http.StatusBadGateway] != r.Failed || len(r.Statuses) != 1 || r.Errors != 0 {
+		t.Errorf("statuses %v, errors %d: want every failure counted as a 502", r.Statuses, r.Errors)
+	}
+	if r.FirstFailure.IsZero() || r.LastFailure.Before(r.FirstFailure) || r.LongestGap <= 0 || r.GapEnd.IsZero() {
+		t.Errorf("failures from %v to %v, longest gap %v ending %v: want the span of the failures and a gap", r.FirstFailure, r.LastFailure, r.LongestGap, r.GapEnd)
+	}
 	if len(r.Failures) != keptFailures || !strings.Contains(r.Failures[0], "502 every tenth fails") {
 		t.Errorf("kept failures %q, want the first %d with status and body", r.Failures, keptFailures)
 	}
@@ -51,7 +57,21 @@ func TestLoadStopsAtItsBound(t *testing.T) {
 	defer srv.Close()
 	l := Start(srv.Client(), srv.URL, "h", 2, 50*time.Millisecond)
 	l.wg.Wait() // returns only once the bound has ended every worker
-	if r := l.Stop(); r.Sent == 0 || r.Failed != 0 {
+	if r := l.Stop(); r.Sent == 0 || r.Failed != 0 || !r.FirstFailure.IsZero() {
 		t.Errorf("bounded load: %+v", r)
+	}
+}
+
+func TestLoadCountsRequestsWithoutAnAnswerAsErrors(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok")) }))
+	url := srv.URL
+	srv.Close() // refused from now on
+	l := Start(http.DefaultClient, url, "h", 1, time.Minute)
+	poll.Until(t, "a few requests sent", time.Millisecond, 30*time.Second, func(context.Context) (bool, string) {
+		return l.Sent() >= 3, fmt.Sprintf("%d sent", l.Sent())
+	})
+	r := l.Stop()
+	if r.Errors != r.Sent || r.Failed != r.Sent || len(r.Statuses) != 0 {
+		t.Errorf("refused load: %d sent, %d failed, %d errors, statuses %v: want every request an error", r.Sent, r.Failed, r.Errors, r.Statuses)
 	}
 }

@@ -2,6 +2,7 @@ package dev
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -53,7 +54,11 @@ func newAdmissionServer(stateDir string, issuer certIssuer) (*admissionServer, e
 	if err != nil {
 		return nil, err
 	}
-	srv := webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: dir})
+	// HTTP/1.1 only: the API server's idle connection then closes at once
+	// when knit dev stops, where an HTTP/2 one held every exit (and so
+	// every restart) for a second.
+	http1 := func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }
+	srv := webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: dir, TLSOpts: []func(*tls.Config){http1}})
 	return &admissionServer{server: srv, url: "https://127.0.0.1:" + strconv.Itoa(port), caPEM: issuer.CAPEM()}, nil
 }
 

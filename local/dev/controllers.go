@@ -3,21 +3,21 @@ package dev
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
-	"net"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/knitops/knit/config"
-	"github.com/knitops/knit/dataplane/activator"
-	"github.com/knitops/knit/dataplane/ingress"
-	"github.com/knitops/knit/local/runtime"
 	"github.com/knitops/knit/platform"
 )
 
@@ -36,47 +36,77 @@ var queueEnv = []corev1.EnvVar{
 	{Name: "QUEUE_DRAIN_QUIET_PERIOD_SECONDS", Value: "1"},
 }
 
-// setupComponents registers everything knit dev runs in one process: the
-// control plane as on a cluster, plus what a cluster runs in its own
-// Deployments (autoscaler, activator, ingress) and, where a cluster has
-// kubelets, the local runtime that runs the Deployments as processes.
-func setupComponents(mgr ctrl.Manager, opts Options, store *config.Store, router *ingress.Router, ingressAddr string,
-	git *gitPlane, act *activatorPlane) (*platform.ControlPlane, error) {
-	_, portStr, _ := net.SplitHostPort(ingressAddr)
-	port, _ := strconv.Atoi(portStr)
-	cp, err := platform.SetupControlPlane(mgr, platform.ControlPlaneOptions{
-		Store: store, URLPort: port, QueueImage: queueImage, QueueEnv: queueEnv,
-		GitCache: git.cache, GitTriggers: git.triggers, GitServer: git.server(), Webhooks: true,
+// RestartedLine is printed once restarted controllers have read the API
+// again; scripts and tests wait for it after a SIGHUP.
+const RestartedLine = "knit dev: controllers restarted"
+
+// controllers are knit's reconcilers, what `knit controller` runs on a
+// cluster, on a manager of their own: a restart replaces that manager
+// while the data plane, on another, keeps serving. Nothing of theirs
+// outlives a run but what is stored in the API.
+type controllers struct {
+	config  *rest.Config
+	scheme  *k8sruntime.Scheme
+	options platform.ControlPlaneOptions
+	out     io.Writer
+}
+
+// run runs the controllers until ctx ends or their manager fails, and
+// replaces them with new ones at every receive from restart.
+func (c *controllers) run(ctx context.Context, restart <-chan struct{}) error {
+	for restarts := 0; ; restarts++ {
+		again, err := c.runOnce(ctx, restart, restarts > 0)
+		if err != nil || !again {
+			return err
+		}
+		slog.Info("Restarting the controllers")
+	}
+}
+
+// runOnce is one run of the controllers. again reports a restart.
+func (c *controllers) runOnce(ctx context.Context, restart <-chan struct{}, announce bool) (again bool, err error) {
+	mgr, err := ctrl.NewManager(c.config, ctrl.Options{
+		Scheme:                 c.scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		// The same controllers are registered again at each restart.
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
-		return nil, err
+		return false, fmt.Errorf("controller manager: %w", err)
 	}
-	scaler, err := platform.SetupAutoscaler(mgr, store)
+	cp, err := platform.SetupControlPlane(mgr, c.options)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
-	activate, err := activator.New(activator.Options{Reporter: scaler, Registry: metrics.Registry, Logger: slog.Default()})
-	if err != nil {
-		return nil, fmt.Errorf("activator: %w", err)
+	defer cp.Close()
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(runCtx) }()
+	if announce {
+		go func() {
+			if mgr.GetCache().WaitForCacheSync(runCtx) {
+				fmt.Fprintln(c.out, RestartedLine)
+			}
+		}()
 	}
-	act.srv.Server.Handler = activate
-	rt, err := runtime.New(runtime.Options{StateDir: opts.StateDir, SourceDir: git.sourceDir})
-	if err != nil {
-		return nil, fmt.Errorf("local runtime: %w", err)
-	}
-	for _, s := range []struct {
-		name  string
-		setup func() error
-	}{
-		{"activator", func() error { return activate.SetupWithManager(mgr) }},
-		{"ingress", func() error { return ingress.SetupWithManager(mgr, router) }},
-		{"local runtime", func() error { return rt.SetupWithManager(mgr) }},
-	} {
-		if err := s.setup(); err != nil {
-			return nil, fmt.Errorf("%s: %w", s.name, err)
+	select {
+	case err := <-done:
+		if err != nil {
+			return false, fmt.Errorf("controller manager: %w", err)
 		}
+		return false, nil
+	case <-ctx.Done():
+	case <-restart:
+		again = true
 	}
-	return cp, nil
+	stop()
+	if err := <-done; err != nil {
+		return false, fmt.Errorf("controller manager: %w", err)
+	}
+	return again && ctx.Err() == nil, nil
 }
 
 // ensureSystemNamespace creates knit-system, where knit's ConfigMaps and

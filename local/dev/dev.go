@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"path/filepath"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/knitops/knit/api"
 	"github.com/knitops/knit/charts/knit/crds"
@@ -25,7 +25,8 @@ const shutdownTimeout = 20 * time.Second
 
 // Run starts knit dev, prints the banner to out once everything answers,
 // and blocks until ctx is cancelled (Ctrl-C) or a component fails; then it
-// stops everything it started, the control plane last.
+// stops everything it started, the control plane last. Every receive from
+// opts.Restart replaces the controllers while the data plane serves on.
 func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	opts.Defaults()
 	if err := opts.Validate(); err != nil {
@@ -54,7 +55,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	}
 	defer git.Close()
 	gitSrv.Server.Handler = git.Handler()
-	act, err := listenActivator()
+	act, err := listenActivator(opts.StateDir)
 	if err != nil {
 		return err
 	}
@@ -66,13 +67,14 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	}
 	defer func() { err = errors.Join(err, apiSrv.stop()) }()
 
-	return serve(ctx, opts, apiSrv, router, git, act, ingressSrv, gitSrv, out)
+	dp := &dataPlane{router: router, git: git, act: act, servers: []*platform.Server{ingressSrv, gitSrv, act.srv}}
+	return serve(ctx, opts, apiSrv, dp, out)
 }
 
-// serve runs everything that needs the API: CRDs, webhooks, and the
-// manager with the servers, until ctx ends or one of them fails.
-func serve(ctx context.Context, opts Options, apiSrv *apiServer, router *ingress.Router, git *gitPlane, act *activatorPlane,
-	ingressSrv, gitSrv *platform.Server, out io.Writer) error {
+// serve runs everything that needs the API: CRDs, the data plane's
+// manager and the controllers' (see controllers), until ctx ends or one
+// of them fails.
+func serve(ctx context.Context, opts Options, apiSrv *apiServer, dp *dataPlane, out io.Writer) error {
 	scheme, err := api.NewScheme()
 	if err != nil {
 		return err
@@ -91,79 +93,100 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, router *ingress
 	if err := ensureServiceRange(ctx, c); err != nil {
 		return err
 	}
-	store, err := config.NewStore(localDomain)
+	if dp.store, err = config.NewStore(localDomain); err != nil {
+		return err
+	}
+	ingressURL, gitURL := dp.servers[0].URL(), dp.servers[1].URL()
+	if dp.git.cache.Egress, err = gitEgress(apiSrv.config, dp.store, gitURL); err != nil {
+		return err
+	}
+	if dp.adm, err = newAdmissionServer(opts.StateDir, apiSrv.issuer); err != nil {
+		return err
+	}
+	moved, err := dp.act.publish(ctx, c)
 	if err != nil {
 		return err
 	}
-	if git.cache.Egress, err = gitEgress(apiSrv.config, store, gitSrv.URL()); err != nil {
+	if err := settleEndpoints(ctx, c, moved); err != nil {
 		return err
 	}
-	adm, err := newAdmissionServer(opts.StateDir, apiSrv.issuer)
+	dpMgr, err := dp.newManager(apiSrv.config, scheme, opts)
 	if err != nil {
 		return err
 	}
-	mgr, err := ctrl.NewManager(apiSrv.config, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		WebhookServer:          adm.server,
-	})
-	if err != nil {
-		return fmt.Errorf("controller manager: %w", err)
-	}
-	cp, err := setupComponents(mgr, opts, store, router, ingressSrv.Listener.Addr().String(), git, act)
-	if err != nil {
-		return err
-	}
-	defer cp.Close()
-	if err := act.publish(ctx, c); err != nil {
-		return err
-	}
-	for _, srv := range []*platform.Server{ingressSrv, gitSrv, act.srv} {
-		if err := mgr.Add(srv); err != nil {
-			return err
+	ctrls := &controllers{config: apiSrv.config, scheme: scheme, out: out, options: platform.ControlPlaneOptions{
+		Store: dp.store, StoreWatched: true, URLPort: dp.servers[0].Listener.Addr().(*net.TCPAddr).Port,
+		QueueImage: queueImage, QueueEnv: queueEnv,
+		GitCache: dp.git.cache, GitTriggers: dp.git.triggers, GitServer: dp.git.server(),
+	}}
+
+	r := startPlanes(ctx, dpMgr, ctrls, opts.Restart)
+	var runErr error
+	if runErr = dp.adm.register(ctx, c); runErr == nil {
+		select {
+		case <-dp.router.Loaded():
+			printBanner(out, banner{
+				API: apiSrv.url, Kubeconfig: apiSrv.kubeconfig, Webhooks: dp.adm.url,
+				Ingress: ingressURL, Git: gitURL, CRDs: len(crdNames),
+				GitToken: dp.git.token, GitTokenFile: filepath.Join(opts.StateDir, gitTokenFile),
+			})
+			select {
+			case <-ctx.Done():
+			case runErr = <-r.errc:
+			}
+		case <-ctx.Done():
+		case runErr = <-r.errc:
 		}
 	}
-	git.SetClient(mgr.GetClient())
+	return errors.Join(runErr, r.shutdown(dp.adm, c))
+}
 
-	mgrCtx, stopMgr := context.WithCancel(ctx)
-	defer stopMgr()
-	errc := make(chan error, 1)
-	mgrDone := make(chan struct{})
+// running is the two managers: the controllers', which restarts, and the
+// data plane's, stopped only after the controllers.
+type running struct {
+	errc                 chan error
+	stopCtrls, stopPlane context.CancelFunc
+	ctrlsDone, planeDone chan struct{}
+}
+
+func startPlanes(ctx context.Context, dpMgr ctrl.Manager, ctrls *controllers, restart <-chan struct{}) *running {
+	planeCtx, stopPlane := context.WithCancel(context.WithoutCancel(ctx))
+	ctrlsCtx, stopCtrls := context.WithCancel(ctx)
+	r := &running{errc: make(chan error, 2), stopCtrls: stopCtrls, stopPlane: stopPlane,
+		ctrlsDone: make(chan struct{}), planeDone: make(chan struct{})}
 	go func() {
-		defer close(mgrDone)
-		if err := mgr.Start(mgrCtx); err != nil {
-			errc <- fmt.Errorf("controller manager: %w", err)
+		defer close(r.planeDone)
+		if err := dpMgr.Start(planeCtx); err != nil {
+			r.errc <- fmt.Errorf("data plane manager: %w", err)
 		}
 	}()
-	if err := adm.register(ctx, c); err != nil {
-		return err
-	}
-	printBanner(out, banner{
-		API: apiSrv.url, Kubeconfig: apiSrv.kubeconfig, Webhooks: adm.url,
-		Ingress: ingressSrv.URL(), Git: gitSrv.URL(), CRDs: len(crdNames),
-		GitToken: git.token, GitTokenFile: filepath.Join(opts.StateDir, gitTokenFile),
-	})
-
-	var runErr error
-	select {
-	case <-ctx.Done():
-	case runErr = <-errc:
-	}
-	return errors.Join(runErr, shutdown(adm, c, stopMgr, mgrDone))
+	go func() {
+		defer close(r.ctrlsDone)
+		if err := ctrls.run(ctrlsCtx, restart); err != nil {
+			r.errc <- err
+		}
+	}()
+	return r
 }
 
 // shutdown unregisters the webhooks while the API still answers, then
-// stops the manager, which drains its servers, and waits for it.
-func shutdown(adm *admissionServer, c client.Client, stopMgr context.CancelFunc, mgrDone <-chan struct{}) error {
+// stops the controllers and, once they are gone, the data plane, whose
+// servers drain and whose runtime stops the replicas.
+func (r *running) shutdown(adm *admissionServer, c client.Client) error {
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	err := adm.unregister(ctx, c)
-	stopMgr()
-	select {
-	case <-mgrDone:
-	case <-ctx.Done():
-		err = errors.Join(err, fmt.Errorf("controller manager did not stop within %s", shutdownTimeout))
+	for _, m := range []struct {
+		name string
+		stop context.CancelFunc
+		done <-chan struct{}
+	}{{"controllers", r.stopCtrls, r.ctrlsDone}, {"data plane", r.stopPlane, r.planeDone}} {
+		m.stop()
+		select {
+		case <-m.done:
+		case <-ctx.Done():
+			return errors.Join(err, fmt.Errorf("%s did not stop within %s", m.name, shutdownTimeout))
+		}
 	}
 	return err
 }

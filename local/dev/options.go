@@ -20,6 +20,10 @@ type Options struct {
 	// Kubeconfig, when set, points at an existing API server to use
 	// instead of starting one.
 	Kubeconfig string
+	// Restart replaces the controllers at every receive, while the
+	// ingress, the activator, the replicas, admission and the Git server
+	// keep serving (`knit dev` sends on it at SIGHUP).
+	Restart <-chan struct{}
 }
 
 // Defaults fills what the user left empty with knit dev's defaults.

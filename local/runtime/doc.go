@@ -90,6 +90,9 @@
 // API server refuses loopback IPs in IP slices, and "127.0.0.1" as a name
 // dials the same (EndpointAddressType).
 //
+// ForgetEarlierEndpoints deletes every slice a runtime published, for a
+// knit dev starting where an earlier one's replicas died with it.
+//
 // # Logs
 //
 // Each process's stdout and stderr go to

@@ -1,0 +1,83 @@
+package dev
+
+import (
+	"fmt"
+	"log/slog"
+
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/knitops/knit/config"
+	"github.com/knitops/knit/dataplane/activator"
+	"github.com/knitops/knit/dataplane/ingress"
+	"github.com/knitops/knit/local/runtime"
+	"github.com/knitops/knit/platform"
+	"github.com/knitops/knit/webhooks"
+)
+
+// dataPlane is what knit dev keeps answering while its controllers
+// restart, on a manager of its own for the life of the process: what a
+// cluster runs beside `knit controller` (the ingress, the activator, the
+// autoscaler that wakes a revision at zero, the Git server), where a
+// cluster has kubelets the local runtime and its replicas, and the
+// admission webhooks, so kubectl keeps working too. Every one of them
+// reads config-* through the one Store this manager keeps up to date.
+type dataPlane struct {
+	store   *config.Store
+	router  *ingress.Router
+	git     *gitPlane
+	act     *activatorPlane
+	adm     *admissionServer
+	servers []*platform.Server // ingress, Git, activator
+}
+
+// newManager builds the data plane's manager and registers everything on
+// it; nothing runs until it starts.
+func (p *dataPlane) newManager(cfg *rest.Config, scheme *k8sruntime.Scheme, opts Options) (ctrl.Manager, error) {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		WebhookServer:          p.adm.server,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("data plane manager: %w", err)
+	}
+	scaler, err := platform.SetupAutoscaler(mgr, p.store)
+	if err != nil {
+		return nil, err
+	}
+	activate, err := activator.New(activator.Options{Reporter: scaler, Registry: metrics.Registry, Logger: slog.Default()})
+	if err != nil {
+		return nil, fmt.Errorf("activator: %w", err)
+	}
+	p.act.srv.Server.Handler = activate
+	rt, err := runtime.New(runtime.Options{StateDir: opts.StateDir, SourceDir: p.git.sourceDir})
+	if err != nil {
+		return nil, fmt.Errorf("local runtime: %w", err)
+	}
+	for _, s := range []struct {
+		name  string
+		setup func() error
+	}{
+		{"config", func() error { return p.store.SetupWithManager(mgr) }},
+		{"admission webhooks", func() error { return webhooks.Setup(mgr, webhooks.FromStore(p.store)) }},
+		{"activator", func() error { return activate.SetupWithManager(mgr) }},
+		{"ingress", func() error { return ingress.SetupWithManager(mgr, p.router) }},
+		{"local runtime", func() error { return rt.SetupWithManager(mgr) }},
+	} {
+		if err := s.setup(); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	for _, srv := range p.servers {
+		if err := mgr.Add(srv); err != nil {
+			return nil, err
+		}
+	}
+	p.git.SetClient(mgr.GetClient())
+	return mgr, nil
+}
