@@ -68,6 +68,9 @@ func (p *dataPlane) newManager(cfg *rest.Config, scheme *k8sruntime.Scheme, opts
 		{"activator", func() error { return activate.SetupWithManager(mgr) }},
 		{"ingress", func() error { return ingress.SetupWithManager(mgr, p.router) }},
 		{"local runtime", func() error { return rt.SetupWithManager(mgr) }},
+		{"checkout collector", func() error {
+			return mgr.Add(&checkoutGC{reader: mgr.GetClient(), srcRoot: p.git.srcRoot, log: mgr.GetLogger().WithName("checkouts")})
+		}},
 	} {
 		if err := s.setup(); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.name, err)
