@@ -18,7 +18,7 @@ K8S_LDFLAGS    := -X k8s.io/component-base/version.gitVersion=v$(K8S_VERSION) \
 # the targets that start a control plane, so `make test-unit` needs no ./bin.
 test chart-test run bench: export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build generate verify-generated tools test test-unit run bench vet fmt-check clean-tools
+.PHONY: all build generate verify-generated tools test test-unit fuzz run bench vet fmt-check clean-tools
 
 all: build
 
@@ -61,6 +61,7 @@ fmt-check:
 
 test: tools verify-generated vet fmt-check ## everything CI runs: unit, envtest, knit dev e2e, and the cluster journeys when root on Linux
 	go test -count=1 ./...
+	$(MAKE) --no-print-directory fuzz FUZZTIME=2s
 	cd hack/images && go test -count=1 ./...
 	@if [ "$$(uname -s)" = Linux ] && [ "$$(id -u)" = 0 ]; then \
 		$(MAKE) --no-print-directory test-cluster; \
@@ -68,6 +69,21 @@ test: tools verify-generated vet fmt-check ## everything CI runs: unit, envtest,
 		echo; echo "*** SKIPPED the cluster journeys (make test-cluster): building and running a single-node"; \
 		echo "*** Kubernetes needs root on Linux (network and mount namespaces, cgroups). Run them as root."; echo; \
 	fi
+
+# Every FuzzXxx of the module, each for FUZZTIME: go test fuzzes one
+# target per run. Plain `go test` already runs their seeds (f.Add and
+# testdata/fuzz/FuzzXxx) as tests; this looks for new inputs. A failing
+# input is written to the package's testdata/fuzz/FuzzXxx: fix the code
+# and keep it there as a regression seed.
+FUZZTIME ?= 10s
+
+fuzz: ## each fuzz target for FUZZTIME (10s; make test runs them 2s each)
+	@for dir in $$(go list -f '{{.Dir}}' ./...); do \
+		for fn in $$(sed -n -E 's/^func (Fuzz[A-Za-z0-9_]+)\(f \*testing\.F\).*/\1/p' $$dir/*_test.go 2>/dev/null); do \
+			pkg=./$${dir#$(CURDIR)/}; echo "fuzz $$pkg $$fn for $(FUZZTIME)"; \
+			go test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
 
 test-unit: ## pure-logic tests only, no control plane (nothing from ./bin, even with KUBEBUILDER_ASSETS set)
 	KUBEBUILDER_ASSETS= go test -short ./...

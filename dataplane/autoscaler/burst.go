@@ -12,8 +12,25 @@ func excessBurstCapacity(spec DeciderSpec, readyPods int32, panicValue float64) 
 	case tbc == 0:
 		return 0
 	case tbc > 0:
-		return int32(math.Floor(float64(readyPods)*spec.TotalValue - tbc - panicValue))
+		return podCount(math.Floor(float64(readyPods)*spec.TotalValue - tbc - panicValue))
 	default:
 		return -1
 	}
+}
+
+// podCount converts a computed count of pods (or of requests' worth of
+// capacity) to int32, saturating at its bounds: Go leaves converting a
+// float beyond int32's range to the platform (amd64 gives -2147483648), and
+// a load measured, or simulated, high enough to ask for 2^31 pods must ask
+// for the most there are, not for a negative count. NaN counts 0.
+func podCount(f float64) int32 {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f >= math.MaxInt32:
+		return math.MaxInt32
+	case f <= math.MinInt32:
+		return math.MinInt32
+	}
+	return int32(f)
 }

@@ -56,9 +56,9 @@ func NewDecider(spec DeciderSpec, now time.Time, readyPods int32) *Decider {
 // the capacity of the initial scale against the target burst capacity.
 func initialBurstCapacity(spec DeciderSpec) int32 {
 	if tbc := spec.TargetBurstCapacity; tbc <= 0 {
-		return int32(tbc)
+		return podCount(tbc)
 	}
-	return int32(float64(spec.InitialScale)*spec.TotalValue - spec.TargetBurstCapacity)
+	return podCount(float64(spec.InitialScale)*spec.TotalValue - spec.TargetBurstCapacity)
 }
 
 // Update applies a changed spec, resizing the windows and the delay.
@@ -109,8 +109,8 @@ func (d *Decider) Scale(now time.Time, readyPods int32) Decision {
 	}
 	stablePods := math.Ceil(stable / s.TargetValue)
 	panicPods := math.Ceil(panicValue / s.TargetValue)
-	wantStable := d.activation(stablePods, int32(math.Min(math.Max(stablePods, maxDown), maxUp)))
-	wantPanic := d.activation(panicPods, int32(math.Min(math.Max(panicPods, maxDown), maxUp)))
+	wantStable := d.activation(stablePods, podCount(math.Min(math.Max(stablePods, maxDown), maxUp)))
+	wantPanic := d.activation(panicPods, podCount(math.Min(math.Max(panicPods, maxDown), maxUp)))
 
 	desired := d.applyPanic(now, panicPods/ready >= s.PanicThreshold, wantStable, wantPanic)
 	if d.delay != nil {

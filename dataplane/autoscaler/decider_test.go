@@ -1,6 +1,7 @@
 package autoscaler
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -362,5 +363,27 @@ func TestExcessBurstCapacity(t *testing.T) {
 		if diff := cmp.Diff(tc.want, NewDecider(spec, at(0), 0).Status().ExcessBurstCapacity); diff != "" {
 			t.Errorf("initial %+v (-want +got):\n%s", tc, diff)
 		}
+	}
+}
+
+// TestPodCountSaturates: a count beyond int32 asks for the most pods (or
+// the least capacity), never the value Go's conversion happens to give;
+// a trace of 4e24 requests in flight made the simulator ask for a
+// negative, then a billion-element, pod count (found by FuzzSimulate).
+func TestPodCountSaturates(t *testing.T) {
+	for _, tc := range []struct {
+		in   float64
+		want int32
+	}{{0, 0}, {7.9, 7}, {-1, -1}, {1e12, 2147483647}, {4e24, 2147483647}, {-1e30, -2147483648}, {math.NaN(), 0}} {
+		if got := podCount(tc.in); got != tc.want {
+			t.Errorf("podCount(%v) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+	p := &simulatedPods{startDelay: time.Second}
+	for _, n := range []int32{1000, 1000000, 2147483647, 5} {
+		p.scale(n, at(0))
+	}
+	if p.replicas() != 5 || p.ready(at(0)) != 0 || p.ready(at(1)) != 5 || len(p.batches) != 1 {
+		t.Errorf("after scaling to 2^31-1 and back to 5: %d replicas, %d ready, %d batches", p.replicas(), p.ready(at(1)), len(p.batches))
 	}
 }

@@ -64,6 +64,9 @@ func ParseMetrics(r io.Reader) (Snapshot, error) {
 	var s Snapshot
 	for _, m := range requests.GetMetric() {
 		v := m.GetCounter().GetValue()
+		if !countable(v) {
+			return Snapshot{}, fmt.Errorf("%s is %v: not a knit queue-proxy's metrics", metricRequests, v)
+		}
 		s.Requests += v
 		for _, l := range m.GetLabel() {
 			if l.GetName() == labelCodeClass && l.GetValue() == "5xx" {
@@ -73,11 +76,48 @@ func ParseMetrics(r io.Reader) (Snapshot, error) {
 	}
 	hists := make([]Snapshot, 0, len(latency.GetMetric()))
 	for _, m := range latency.GetMetric() {
-		hists = append(hists, Snapshot{Buckets: histogramBuckets(m.GetHistogram())})
+		h := Snapshot{Buckets: histogramBuckets(m.GetHistogram())}
+		if err := h.check(); err != nil { // each series, before a sum hides it
+			return Snapshot{}, fmt.Errorf("%w: not a knit queue-proxy's metrics", err)
+		}
+		hists = append(hists, h)
 	}
 	s.Buckets = Sum(hists...).Buckets
+	if err := s.check(); err != nil {
+		return Snapshot{}, fmt.Errorf("%w: not a knit queue-proxy's metrics", err)
+	}
 	return s, nil
 }
+
+// check refuses what no queue-proxy counts: a negative, NaN or infinite
+// counter, a histogram whose cumulative counts go down or whose bounds are
+// not numbers. The text format carries any float, and a canary judged on
+// such numbers would pass or wait for the wrong reason.
+func (s Snapshot) check() error {
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{metricRequests, s.Requests}, {metricRequests + `{code_class="5xx"}`, s.Errors5xx}} {
+		if !countable(c.v) {
+			return fmt.Errorf("%s adds up to %v", c.name, c.v)
+		}
+	}
+	for i, b := range s.Buckets {
+		switch {
+		case math.IsNaN(b.UpperBound):
+			return fmt.Errorf("%s has a bucket with le=NaN", metricLatency)
+		case !countable(b.Count):
+			return fmt.Errorf("%s bucket le=%v counts %v", metricLatency, b.UpperBound, b.Count)
+		case i > 0 && b.Count < s.Buckets[i-1].Count:
+			return fmt.Errorf("%s bucket le=%v counts %v, fewer than le=%v's %v: buckets are cumulative",
+				metricLatency, b.UpperBound, b.Count, s.Buckets[i-1].UpperBound, s.Buckets[i-1].Count)
+		}
+	}
+	return nil
+}
+
+// countable is what a counter may be: finite and never negative.
+func countable(v float64) bool { return v >= 0 && !math.IsInf(v, 1) }
 
 // histogramBuckets converts a parsed histogram, adding the +Inf bucket
 // from the sample count when the text left it out.

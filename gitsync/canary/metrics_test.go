@@ -79,6 +79,14 @@ func TestParseMetrics(t *testing.T) {
 			"knit_queue_requests_total is a GAUGE, want a counter"},
 		{"not the text format", "<html>nope</html>\n", Snapshot{},
 			`parsing metrics: text format parsing error in line 1: invalid metric name`},
+		// Found by FuzzParseMetrics: numbers no counter holds.
+		{"a negative counter", help + "knit_queue_requests_total -3\n" + latency + "knit_queue_request_duration_seconds_count 3\n", Snapshot{},
+			"knit_queue_requests_total is -3: not a knit queue-proxy's metrics"},
+		{"a NaN counter", help + "knit_queue_requests_total NaN\n" + latency + "knit_queue_request_duration_seconds_count 3\n", Snapshot{},
+			"knit_queue_requests_total is NaN: not a knit queue-proxy's metrics"},
+		{"buckets that are not cumulative", help + "knit_queue_requests_total 3\n" + latency +
+			`knit_queue_request_duration_seconds_bucket{le="0.1"} 5` + "\n" + `knit_queue_request_duration_seconds_bucket{le="+Inf"} 3` + "\n", Snapshot{},
+			"knit_queue_request_duration_seconds bucket le=+Inf counts 3, fewer than le=0.1's 5: buckets are cumulative: not a knit queue-proxy's metrics"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

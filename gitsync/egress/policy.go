@@ -100,24 +100,32 @@ func parseRule(s string) (Rule, error) {
 		}
 		target, r.Port = host, uint16(n)
 	}
-	if a, err := netip.ParseAddr(target); err == nil {
+	host := strings.TrimSuffix(target, ".") // the root's dot; "." alone names nothing
+	if a, err := netip.ParseAddr(host); err == nil {
 		r.Prefix = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
 		return r, nil
 	}
-	if strings.Contains(target, "/") || !validHost(target) {
+	if strings.Contains(target, "/") || !validHost(host) {
 		return Rule{}, fmt.Errorf("%q: want an address, a CIDR range or a host name, each with an optional :port", s)
 	}
-	r.Host = strings.ToLower(strings.TrimSuffix(target, "."))
+	r.Host = strings.ToLower(host)
 	return r, nil
 }
 
+// validHost reports whether h is a DNS name: dot-separated labels of 1 to
+// 63 letters, digits and dashes, 253 characters at most.
 func validHost(h string) bool {
 	if h == "" || len(h) > 253 {
 		return false
 	}
-	for _, c := range h {
-		if !(c == '-' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+	for label := range strings.SplitSeq(h, ".") {
+		if label == "" || len(label) > 63 {
 			return false
+		}
+		for _, c := range label {
+			if !(c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+				return false
+			}
 		}
 	}
 	return true

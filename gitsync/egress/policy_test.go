@@ -21,7 +21,9 @@ func TestParseRules(t *testing.T) {
 	if diff := cmp.Diff(want, strs); diff != "" {
 		t.Errorf("rules (-want +got):\n%s", diff)
 	}
-	for _, bad := range []string{"127.0.0.1:0", "host:http", "10.0.0.0/33", "a/b", "under_score.example"} {
+	// ".", "a..b" and "host..": names with an empty label, which read
+	// back as other rules (found by FuzzParseRules).
+	for _, bad := range []string{"127.0.0.1:0", "host:http", "10.0.0.0/33", "a/b", "under_score.example", ".", "a..b", "host..", ".lead"} {
 		if _, err := ParseRules(bad); err == nil {
 			t.Errorf("ParseRules(%q) accepted it", bad)
 		}

@@ -143,6 +143,12 @@ func service(in Input, obj *unstructured.Unstructured) (*unstructured.Unstructur
 	if tmpl.Name == "" { // a name written in Git is the user's choice
 		nameRevision(svc, hash, in.Live(svc.Name), in.Commit)
 	}
+	for _, t := range svc.Spec.Traffic {
+		// Admission would refuse it too, after the canaries were added.
+		if p := t.Percent; p != nil && (*p < 0 || *p > 100) {
+			return nil, fmt.Errorf("Service %s: traffic percent %d is not between 0 and 100", gitName, *p)
+		}
+	}
 	svc.Spec.Traffic = WithCanaries(svc.Spec.Traffic, in.Canaries[gitName])
 
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(svc)

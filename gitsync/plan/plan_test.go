@@ -219,3 +219,18 @@ func TestSourceFingerprint(t *testing.T) {
 		t.Error("a code change left the fingerprint alone")
 	}
 }
+
+// A traffic percent no admission takes is refused before the canaries are
+// added: apportioning it overflowed, and the reconciler panicked (found by
+// FuzzObjects).
+func TestTrafficPercentOutOfRangeRefused(t *testing.T) {
+	for _, percent := range []string{"120000000000000000", "-1", "101"} {
+		doc := helloYAML + "  traffic:\n    - {latestRevision: true, percent: " + percent + "}\n"
+		_, err := Objects(Input{Commit: commit(sha1), Rendered: []*unstructured.Unstructured{parse(t, doc)}, Namespaced: namespacedAll,
+			Live:     func(string) *servingv1.Service { return nil },
+			Canaries: map[string][]Canary{"hello": {{Tag: "pr-1", RevisionName: "hello-pr1-abc", Percent: 20}}}})
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "traffic percent "+percent+" is not between 0 and 100") {
+			t.Errorf("percent %s: Objects = %v, want ErrInvalid naming the percent", percent, err)
+		}
+	}
+}

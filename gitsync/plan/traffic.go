@@ -45,7 +45,9 @@ func WithCanaries(traffic []servingv1.TrafficTarget, canaries []Canary) []servin
 	}
 	shares := make([]int64, len(base))
 	for i, t := range base {
-		shares[i] = ptr.Deref(t.Percent, 0)
+		// Within 0..100 as admission holds them (Objects refuses others
+		// first), so apportion's products cannot overflow.
+		shares[i] = min(max(ptr.Deref(t.Percent, 0), 0), 100)
 	}
 	shares = apportion(shares, 100-total)
 	for i := range base {
@@ -62,7 +64,8 @@ func WithCanaries(traffic []servingv1.TrafficTarget, canaries []Canary) []servin
 }
 
 // apportion scales weights to sum to total by largest remainder; ties go
-// to the earlier weight. All-zero weights stay zero.
+// to the earlier weight. All-zero weights stay zero. Weights and total
+// are percents, 0 to 100, so no product overflows.
 func apportion(weights []int64, total int64) []int64 {
 	var sum int64
 	for _, w := range weights {

@@ -29,6 +29,9 @@ func (w *walker) generate(dir string) (string, error) {
 		}
 		p := path.Join(dir, e.Name)
 		n, err := w.repo.stat(p)
+		if errors.Is(err, errNotFound) { // listed, so a symlink to nothing
+			return "", invalid(p, fmt.Errorf("symlink to a file the commit does not hold: %w", err))
+		}
 		if err != nil {
 			return "", err
 		}

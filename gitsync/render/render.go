@@ -97,7 +97,9 @@ func build(files map[string][]byte, dir string) ([]*unstructured.Unstructured, e
 	fs := filesys.MakeFsInMemory()
 	for p, data := range files {
 		if err := fs.WriteFile("/"+p, data); err != nil {
-			return nil, fmt.Errorf("render: in-memory file %s: %w", p, err)
+			// kustomize's in-memory filesystem takes names of letters,
+			// digits, '-', '_', '.' and ':' only, where git takes any.
+			return nil, invalid(p, fmt.Errorf("kustomize cannot read this file's name (%w): rename it with letters, digits, '-', '_', '.' and ':' only", err))
 		}
 	}
 	opts := krusty.MakeDefaultOptions()
@@ -111,12 +113,17 @@ func build(files map[string][]byte, dir string) ([]*unstructured.Unstructured, e
 	objs := make([]*unstructured.Unstructured, 0, rm.Size())
 	for _, r := range rm.Resources() {
 		data, err := r.MarshalJSON()
-		if err != nil {
-			return nil, fmt.Errorf("render: encode %s: %w", r.CurId(), err)
+		if err != nil { // YAML JSON cannot say, such as a map with number keys
+			return nil, invalid("", fmt.Errorf("object %s is not JSON: %w", r.CurId(), err))
 		}
 		u := &unstructured.Unstructured{}
 		if err := u.UnmarshalJSON(data); err != nil {
 			return nil, invalid("", fmt.Errorf("object %s: %w", r.CurId(), err))
+		}
+		// kustomize builds an object without apiVersion; no API server
+		// would take it, so it is the commit's error, said here.
+		if u.GetAPIVersion() == "" || u.GetKind() == "" {
+			return nil, invalid("", fmt.Errorf("object %s has no apiVersion or no kind", r.CurId()))
 		}
 		objs = append(objs, u)
 	}
