@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"strconv"
 	"time"
@@ -25,6 +26,14 @@ const (
 	// minQueueDepth is the smallest number of requests the breaker queues,
 	// so that containerConcurrency=1 still absorbs a small burst.
 	minQueueDepth = 100
+
+	// MaxContainerConcurrency is the most CONTAINER_CONCURRENCY the
+	// breaker can count (its slots are 32-bit); a larger value is refused,
+	// not wrapped to a breaker of no slots.
+	MaxContainerConcurrency = math.MaxInt32
+
+	// maxDurationSeconds is the most seconds a time.Duration holds.
+	maxDurationSeconds = math.MaxInt64 / int64(time.Second)
 )
 
 // Protocol is how the queue-proxy talks to the app.
@@ -61,7 +70,8 @@ type Config struct {
 	// h2c or http1, forces one; empty mirrors the inbound request (USER_PORT_NAME).
 	UserProtocol Protocol
 
-	// ContainerConcurrency caps requests in flight to the app; 0 is
+	// ContainerConcurrency caps requests in flight to the app (at most
+	// MaxContainerConcurrency); 0 is
 	// unlimited (CONTAINER_CONCURRENCY).
 	ContainerConcurrency int
 	// QueueDepth is how many requests may wait for a slot beyond
@@ -145,6 +155,12 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		def := int(*dst / time.Second)
 		var n int
 		integer(name, def, &n)
+		if int64(n) > maxDurationSeconds {
+			// A product past time.Duration's range would wrap into a short
+			// (or negative) timeout that Validate could not tell apart.
+			errs = append(errs, fmt.Errorf("%s: %d seconds is more than %d", name, n, maxDurationSeconds))
+			return
+		}
 		*dst = time.Duration(n) * time.Second
 	}
 	boolean := func(name string, dst *bool) {
@@ -212,6 +228,11 @@ func (c Config) Validate() error {
 	}
 	if c.ContainerConcurrency < 0 {
 		errs = append(errs, fmt.Errorf("CONTAINER_CONCURRENCY: %d is negative (0 means unlimited)", c.ContainerConcurrency))
+	}
+	if c.ContainerConcurrency > MaxContainerConcurrency {
+		// The breaker counts slots in 32 bits; Knative's bound is far lower
+		// (config-defaults container-concurrency-max-limit, 1000).
+		errs = append(errs, fmt.Errorf("CONTAINER_CONCURRENCY: %d is more than %d", c.ContainerConcurrency, MaxContainerConcurrency))
 	}
 	if c.QueueDepth < 0 {
 		errs = append(errs, fmt.Errorf("queue depth: %d is negative (0 means 10×containerConcurrency)", c.QueueDepth))

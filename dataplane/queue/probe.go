@@ -125,6 +125,11 @@ func (s probeSpec) userProbe(userPort int) (userProbe, error) {
 	if s.PeriodSeconds < 0 || s.TimeoutSeconds < 0 || s.SuccessThreshold < 0 || s.FailureThreshold < 0 {
 		return userProbe{}, errors.New("periodSeconds, timeoutSeconds and thresholds must not be negative")
 	}
+	if int64(s.PeriodSeconds) > maxDurationSeconds || int64(s.TimeoutSeconds) > maxDurationSeconds {
+		// Past time.Duration's range the period would wrap negative, and
+		// the prober would probe in a loop.
+		return userProbe{}, fmt.Errorf("periodSeconds and timeoutSeconds must be at most %d", maxDurationSeconds)
+	}
 	p := userProbe{
 		period:           defaultProbePeriod,
 		successThreshold: max(s.SuccessThreshold, 1),
