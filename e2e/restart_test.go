@@ -175,7 +175,7 @@ func TestRestartingKnitDevUnderLoad(t *testing.T) {
 	// twice in 149,360 on a loaded machine); after the new one is ready
 	// nothing may fail.
 	if len(res.Statuses) != 0 {
-		t.Logf("answers other than 200 while the old knit dev exited: %v (first failures: %v)", res.Statuses, res.Failures)
+		t.Logf("answers other than 200 while the old knit dev exited: %v (first of each: %v)", res.Statuses, res.Examples)
 	}
 	if res.Failed > 0 && !res.LastFailure.Before(d2.ready) {
 		t.Errorf("a request failed at %s, after the new knit dev was ready at %s: %v", clock(res.LastFailure), clock(d2.ready), res.Failures)

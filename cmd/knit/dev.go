@@ -22,6 +22,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&opts.GitAddr, "git-addr", "127.0.0.1:8090", "Git server and forge webhook address")
 	fs.StringVar(&opts.Kubeconfig, "kubeconfig", "", "use this cluster's API instead of starting one")
 	fs.StringVar(&opts.BinDir, "bin-dir", "bin", "where `make tools` put kube-apiserver and etcd")
+	fs.StringVar(&opts.ReplicaNetwork, "replica-network", "auto", "where replicas listen: isolated (a network namespace each, reachable only through knit; root on Linux), shared (this machine's network, on loopback ports), or auto (isolated when possible)")
 	verbosity := fs.Int("v", 0, "log verbosity (0 quiet, 1 info, 2+ debug)")
 	if err := fs.Parse(args); err != nil {
 		return err

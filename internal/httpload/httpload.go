@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,7 @@ type Load struct {
 	mu           sync.Mutex
 	failures     []string
 	statuses     map[int]int64
+	examples     map[int]string
 	errors       int64
 	firstFailure time.Time
 	lastFailure  time.Time
@@ -42,6 +44,9 @@ type Result struct {
 	// the requests that got no answer (refused, reset).
 	Statuses map[int]int64
 	Errors   int64
+	// Examples is the first failure of each status code (0: no answer),
+	// with its time, however many came before it.
+	Examples map[int]string
 	// FirstFailure and LastFailure bound the failures; zero without any.
 	FirstFailure, LastFailure time.Time
 	// LongestGap is the longest time between two 200 answers (from the
@@ -55,7 +60,7 @@ type Result struct {
 // is called or bound passes.
 func Start(c *http.Client, url, host string, n int, bound time.Duration) *Load {
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
-	l := &Load{cancel: cancel, statuses: map[int]int64{}, lastOK: time.Now()}
+	l := &Load{cancel: cancel, statuses: map[int]int64{}, examples: map[int]string{}, lastOK: time.Now()}
 	for range n {
 		l.wg.Go(func() {
 			for ctx.Err() == nil {
@@ -104,8 +109,12 @@ func (l *Load) fail(status int, msg string) {
 		l.firstFailure = now
 	}
 	l.lastFailure = now
+	msg = now.Format("15:04:05.000") + " " + msg
 	if len(l.failures) < keptFailures {
-		l.failures = append(l.failures, now.Format("15:04:05.000")+" "+msg)
+		l.failures = append(l.failures, msg)
+	}
+	if _, ok := l.examples[status]; !ok {
+		l.examples[status] = msg
 	}
 }
 
@@ -129,11 +138,7 @@ func (l *Load) Stop() Result {
 	l.wg.Wait()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	statuses := make(map[int]int64, len(l.statuses))
-	for code, n := range l.statuses {
-		statuses[code] = n
-	}
 	return Result{Sent: l.sent.Load(), Failed: l.failed.Load(), Failures: append([]string(nil), l.failures...),
-		Statuses: statuses, Errors: l.errors, FirstFailure: l.firstFailure, LastFailure: l.lastFailure,
+		Statuses: maps.Clone(l.statuses), Examples: maps.Clone(l.examples), Errors: l.errors, FirstFailure: l.firstFailure, LastFailure: l.lastFailure,
 		LongestGap: l.longestGap, GapEnd: l.gapEnd}
 }

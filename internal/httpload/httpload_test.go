@@ -38,7 +38,7 @@ func TestLoadCountsEveryAnswerButA200AsAFailure(t *testing.T) {
 	if want := n.Load() / 10; r.Failed != want {
 		t.Errorf("failed %d, want every tenth: %d", r.Failed, want)
 	}
-	if r.Statuses[http.StatusBadGateway] != r.Failed || len(r.Statuses) != 1 || r.Errors != 0 {
+	if r.Statuses[http.StatusBadGateway] != r.Failed || len(r.Statuses) != 1 || r.Errors != 0 || !strings.Contains(r.Examples[http.StatusBadGateway], "502 every tenth fails") {
 		t.Errorf("statuses %v, errors %d: want every failure counted as a 502", r.Statuses, r.Errors)
 	}
 	if r.FirstFailure.IsZero() || r.LastFailure.Before(r.FirstFailure) || r.LongestGap <= 0 || r.GapEnd.IsZero() {

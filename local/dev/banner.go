@@ -11,6 +11,8 @@ import (
 // each piece listens and the one kubectl line to copy.
 type banner struct {
 	API, Kubeconfig, Webhooks, Ingress, Git string
+	// Replicas says where replicas listen and who can reach them.
+	Replicas string
 	// GitToken is the password every push and fetch needs (any user
 	// name), kept in GitTokenFile.
 	GitToken, GitTokenFile string
@@ -36,6 +38,7 @@ func printBanner(w io.Writer, b banner) {
   API server   %s  (%d CRDs installed)
   webhooks     %s
   ingress      %s  → http://<service>.<namespace>.localhost:%s
+  replicas     %s
   git          %s/git/<repo>.git  (any user name, the git token as password)
   git token    %s  (in %s)
   kubeconfig   %s
@@ -45,5 +48,5 @@ func printBanner(w io.Writer, b banner) {
   git remote add knit http://knit:%s@%s/git/<repo>.git
 
 Ctrl-C stops everything.
-`, ReadyLine, b.API, b.CRDs, b.Webhooks, b.Ingress, port, b.Git, b.GitToken, tokenFile, kubeconfig, kubeconfig, b.GitToken, gitHost)
+`, ReadyLine, b.API, b.CRDs, b.Webhooks, b.Ingress, port, b.Replicas, b.Git, b.GitToken, tokenFile, kubeconfig, kubeconfig, b.GitToken, gitHost)
 }

@@ -28,11 +28,13 @@ const localDomain = "localhost"
 // queueImage tells the local runtime to run this binary's queue-proxy.
 const queueImage = "knit://queue"
 
-// queueEnv adapts the queue-proxy to replicas that share loopback: bind
-// only 127.0.0.1, and drain in a second rather than Kubernetes' 15 s, since
-// no kube-proxy needs time to forget the endpoint.
+// queueEnv adapts the queue-proxy to local replicas: bind only the pod's
+// own address (127.0.0.1 in the shared network, where the replicas share
+// loopback; the veth's end in an isolated one, the only address the
+// ingress and activator reach it on), and drain in a second rather than
+// Kubernetes' 15 s, since no kube-proxy needs time to forget the endpoint.
 var queueEnv = []corev1.EnvVar{
-	{Name: "QUEUE_LISTEN_HOST", Value: "127.0.0.1"},
+	{Name: "QUEUE_LISTEN_HOST", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"}}},
 	{Name: "QUEUE_DRAIN_QUIET_PERIOD_SECONDS", Value: "1"},
 }
 

@@ -31,7 +31,11 @@ type dataPlane struct {
 	git     *gitPlane
 	act     *activatorPlane
 	adm     *admissionServer
-	servers []*platform.Server // ingress, Git, activator
+	network runtime.Network // where replicas listen
+	// ingress is served beside the manager, not by it: on the way out it
+	// stops first and drains while the activator and the replicas its
+	// requests are on still answer (see running.shutdown).
+	ingress, gitSrv *platform.Server
 }
 
 // newManager builds the data plane's manager and registers everything on
@@ -55,7 +59,7 @@ func (p *dataPlane) newManager(cfg *rest.Config, scheme *k8sruntime.Scheme, opts
 		return nil, fmt.Errorf("activator: %w", err)
 	}
 	p.act.srv.Server.Handler = activate
-	rt, err := runtime.New(runtime.Options{StateDir: opts.StateDir, SourceDir: p.git.sourceDir})
+	rt, err := runtime.New(runtime.Options{StateDir: opts.StateDir, SourceDir: p.git.sourceDir, Network: p.network})
 	if err != nil {
 		return nil, fmt.Errorf("local runtime: %w", err)
 	}
@@ -76,7 +80,7 @@ func (p *dataPlane) newManager(cfg *rest.Config, scheme *k8sruntime.Scheme, opts
 			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}
 	}
-	for _, srv := range p.servers {
+	for _, srv := range []*platform.Server{p.gitSrv, p.act.srv} {
 		if err := mgr.Add(srv); err != nil {
 			return nil, err
 		}

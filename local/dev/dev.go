@@ -37,6 +37,10 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, release()) }()
+	network, networkNote, err := replicaNetwork(opts.ReplicaNetwork)
+	if err != nil {
+		return err
+	}
 
 	router := ingress.NewRouter()
 	ingressSrv, err := listen("http", opts.HTTPAddr, router)
@@ -67,14 +71,14 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	}
 	defer func() { err = errors.Join(err, apiSrv.stop()) }()
 
-	dp := &dataPlane{router: router, git: git, act: act, servers: []*platform.Server{ingressSrv, gitSrv, act.srv}}
-	return serve(ctx, opts, apiSrv, dp, out)
+	dp := &dataPlane{router: router, git: git, act: act, ingress: ingressSrv, gitSrv: gitSrv, network: network}
+	return serve(ctx, opts, apiSrv, dp, out, networkNote)
 }
 
 // serve runs everything that needs the API: CRDs, the data plane's
 // manager and the controllers' (see controllers), until ctx ends or one
 // of them fails.
-func serve(ctx context.Context, opts Options, apiSrv *apiServer, dp *dataPlane, out io.Writer) error {
+func serve(ctx context.Context, opts Options, apiSrv *apiServer, dp *dataPlane, out io.Writer, networkNote string) error {
 	scheme, err := api.NewScheme()
 	if err != nil {
 		return err
@@ -96,7 +100,7 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, dp *dataPlane, 
 	if dp.store, err = config.NewStore(localDomain); err != nil {
 		return err
 	}
-	ingressURL, gitURL := dp.servers[0].URL(), dp.servers[1].URL()
+	ingressURL, gitURL := dp.ingress.URL(), dp.gitSrv.URL()
 	if dp.git.cache.Egress, err = gitEgress(apiSrv.config, dp.store, gitURL); err != nil {
 		return err
 	}
@@ -115,19 +119,19 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, dp *dataPlane, 
 		return err
 	}
 	ctrls := &controllers{config: apiSrv.config, scheme: scheme, out: out, options: platform.ControlPlaneOptions{
-		Store: dp.store, StoreWatched: true, URLPort: dp.servers[0].Listener.Addr().(*net.TCPAddr).Port,
+		Store: dp.store, StoreWatched: true, URLPort: dp.ingress.Listener.Addr().(*net.TCPAddr).Port,
 		QueueImage: queueImage, QueueEnv: queueEnv,
 		GitCache: dp.git.cache, GitTriggers: dp.git.triggers, GitServer: dp.git.server(),
 	}}
 
-	r := startPlanes(ctx, dpMgr, ctrls, opts.Restart)
+	r := startPlanes(ctx, dpMgr, dp.ingress, ctrls, opts.Restart)
 	var runErr error
 	if runErr = dp.adm.register(ctx, c); runErr == nil {
 		select {
 		case <-dp.router.Loaded():
 			printBanner(out, banner{
 				API: apiSrv.url, Kubeconfig: apiSrv.kubeconfig, Webhooks: dp.adm.url,
-				Ingress: ingressURL, Git: gitURL, CRDs: len(crdNames),
+				Ingress: ingressURL, Git: gitURL, CRDs: len(crdNames), Replicas: networkNote,
 				GitToken: dp.git.token, GitTokenFile: filepath.Join(opts.StateDir, gitTokenFile),
 			})
 			select {
@@ -141,51 +145,53 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, dp *dataPlane, 
 	return errors.Join(runErr, r.shutdown(dp.adm, c))
 }
 
-// running is the two managers: the controllers', which restarts, and the
-// data plane's, stopped only after the controllers.
+// running is the two managers, the controllers' (which restarts) and the
+// data plane's, and the ingress in front of them.
 type running struct {
-	errc                 chan error
-	stopCtrls, stopPlane context.CancelFunc
-	ctrlsDone, planeDone chan struct{}
+	errc  chan error
+	parts []runningPart // in the order they stop
 }
 
-func startPlanes(ctx context.Context, dpMgr ctrl.Manager, ctrls *controllers, restart <-chan struct{}) *running {
-	planeCtx, stopPlane := context.WithCancel(context.WithoutCancel(ctx))
-	ctrlsCtx, stopCtrls := context.WithCancel(ctx)
-	r := &running{errc: make(chan error, 2), stopCtrls: stopCtrls, stopPlane: stopPlane,
-		ctrlsDone: make(chan struct{}), planeDone: make(chan struct{})}
-	go func() {
-		defer close(r.planeDone)
-		if err := dpMgr.Start(planeCtx); err != nil {
-			r.errc <- fmt.Errorf("data plane manager: %w", err)
-		}
-	}()
-	go func() {
-		defer close(r.ctrlsDone)
-		if err := ctrls.run(ctrlsCtx, restart); err != nil {
-			r.errc <- err
-		}
-	}()
+type runningPart struct {
+	name string
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+func startPlanes(ctx context.Context, dpMgr ctrl.Manager, ingress *platform.Server, ctrls *controllers, restart <-chan struct{}) *running {
+	r := &running{errc: make(chan error, 3)}
+	run := func(name string, parent context.Context, f func(context.Context) error) {
+		ctx, stop := context.WithCancel(parent)
+		part := runningPart{name: name, stop: stop, done: make(chan struct{})}
+		r.parts = append(r.parts, part)
+		go func() {
+			defer close(part.done)
+			if err := f(ctx); err != nil {
+				r.errc <- fmt.Errorf("%s: %w", name, err)
+			}
+		}()
+	}
+	// Only the controllers follow ctx at once; the rest stop in shutdown.
+	run("controllers", ctx, func(ctx context.Context) error { return ctrls.run(ctx, restart) })
+	run("ingress", context.WithoutCancel(ctx), ingress.Start)
+	run("data plane", context.WithoutCancel(ctx), dpMgr.Start)
 	return r
 }
 
 // shutdown unregisters the webhooks while the API still answers, then
-// stops the controllers and, once they are gone, the data plane, whose
-// servers drain and whose runtime stops the replicas.
+// stops the controllers; the ingress, which stops taking requests and
+// finishes those it has while the activator and the replicas still
+// answer them; and the data plane, whose runtime stops the replicas.
 func (r *running) shutdown(adm *admissionServer, c client.Client) error {
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	err := adm.unregister(ctx, c)
-	for _, m := range []struct {
-		name string
-		stop context.CancelFunc
-		done <-chan struct{}
-	}{{"controllers", r.stopCtrls, r.ctrlsDone}, {"data plane", r.stopPlane, r.planeDone}} {
-		m.stop()
+	for _, p := range r.parts {
+		p.stop()
 		select {
-		case <-m.done:
+		case <-p.done:
 		case <-ctx.Done():
-			return errors.Join(err, fmt.Errorf("%s did not stop within %s", m.name, shutdownTimeout))
+			return errors.Join(err, fmt.Errorf("%s did not stop within %s", p.name, shutdownTimeout))
 		}
 	}
 	return err

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+
+	"github.com/knitops/knit/local/runtime"
 )
 
 // Options are the flags of `knit dev`.
@@ -20,6 +22,11 @@ type Options struct {
 	// Kubeconfig, when set, points at an existing API server to use
 	// instead of starting one.
 	Kubeconfig string
+	// ReplicaNetwork is where replicas listen: "isolated" (a network
+	// namespace each: reachable only through knit, root on Linux),
+	// "shared" (this machine's network, on loopback ports) or "auto", the
+	// default: isolated when this machine allows it, else shared.
+	ReplicaNetwork string
 	// Restart replaces the controllers at every receive, while the
 	// ingress, the activator, the replicas, admission and the Git server
 	// keep serving (`knit dev` sends on it at SIGHUP).
@@ -40,6 +47,9 @@ func (o *Options) Defaults() {
 	if o.GitAddr == "" {
 		o.GitAddr = "127.0.0.1:8090"
 	}
+	if o.ReplicaNetwork == "" {
+		o.ReplicaNetwork = networkAuto
+	}
 }
 
 // Validate reports the first flag that cannot work, before anything starts.
@@ -49,6 +59,11 @@ func (o *Options) Validate() error {
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			errs = append(errs, fmt.Errorf("%s %q: %w", flag, addr, err))
 		}
+	}
+	switch o.ReplicaNetwork {
+	case networkAuto, string(runtime.NetworkIsolated), string(runtime.NetworkShared):
+	default:
+		errs = append(errs, fmt.Errorf("--replica-network %q: want auto, isolated or shared", o.ReplicaNetwork))
 	}
 	return errors.Join(errs...)
 }

@@ -34,6 +34,13 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 		return
 	}
 	defer logFile.Close()
+	if r.netErr != nil {
+		r.update(i, func(s *containerState) {
+			s.setup = &failure{Reason: ReasonRunContainerError, Message: fmt.Sprintf("container %s: %v", c.Name, r.netErr)}
+		})
+		<-ctx.Done()
+		return
+	}
 
 	l, ok := r.setUp(ctx, i, c)
 	if !ok {
@@ -45,7 +52,7 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 	for {
 		stdout.Reset()
 		stderr.Reset()
-		p, err := startProcess(l.argv, l.env, l.dir, output{log: logFile, stdout: stdout, stderr: stderr})
+		p, err := startProcess(l.argv, l.env, l.dir, output{log: logFile, stdout: stdout, stderr: stderr}, r.net)
 		if err != nil {
 			streak++
 			log.Info("Container cannot start", "error", err.Error())
@@ -144,7 +151,7 @@ func (r *replica) resolve(ctx context.Context, c *corev1.Container, l *launch) *
 	if f != nil {
 		return f
 	}
-	l.argv, l.env, l.dir = argv, append(processEnv(r.rt.opts.HostEnv, r.pod, env), ReplicaMarker+"="+r.rt.instance), dir
+	l.argv, l.env, l.dir = argv, append(processEnv(r.rt.opts.HostEnv, r.pod, r.net, env), ReplicaMarker+"="+r.rt.instance), dir
 	return nil
 }
 
@@ -155,7 +162,7 @@ func (r *replica) probe(ctx context.Context, i int, c *corev1.Container, p *proc
 		<-p.done
 		cancel()
 	}()
-	pr := newProber(c.ReadinessProbe, c, r.ports, l.env, l.dir)
+	pr := newProber(c.ReadinessProbe, c, r.net, r.ports, l.env, l.dir)
 	go pr.run(ctx, p.started, func(ready bool, failing string) {
 		r.update(i, func(s *containerState) {
 			if s.pid == p.pid() {
@@ -190,7 +197,7 @@ func (r *replica) preStop(c *corev1.Container, l launch, budget time.Duration, l
 		}
 	}()
 	h := c.Lifecycle.PreStop
-	pr := newProber(nil, c, r.ports, l.env, l.dir)
+	pr := newProber(nil, c, r.net, r.ports, l.env, l.dir)
 	var err error
 	switch {
 	case h.HTTPGet != nil:

@@ -38,18 +38,42 @@
 // Kubernetes, with $(VAR) expanded; workingDir is honoured (default: the
 // module dir).
 //
+// # Networks
+//
+// Options.Network says where a replica's processes listen. In
+// NetworkShared (the default) they run in this machine's own network and
+// every replica's address is 127.0.0.1: an app is told only PORT, and one
+// that binds every interface is reachable from the network; nothing but
+// root can choose another process's bind address, so replicas get
+// HOST=127.0.0.1, which some frameworks bind to. In NetworkIsolated (root on
+// Linux; CheckIsolation) each replica gets a network namespace of its own,
+// as a pod does: its containers share a loopback no one else sees, and a
+// veth pair on a /30 of 169.254.64.0/18 (host end .1, replica end .2, the
+// replica's default route through the host's) is the only way in. Its
+// address is the .2: EndpointSlices, HTTP and TCP probes and preStop hooks
+// (run from knit dev, as the kubelet probes a pod's IP) and the downward
+// API's status.podIP use it; exec probes and hooks run inside. So an app
+// that binds every interface is reachable through knit, and from this
+// machine at the replica's address as a pod is from its node, but neither
+// from the network nor on this machine's 127.0.0.1. Its egress is this
+// machine's addresses other than loopback, nothing further. Each process
+// is forked from a thread that stepped into the namespace; the namespace
+// and the veth pair go when the replica's last process does (with knit
+// dev, whatever kills it).
+//
 // # Ports and environment
 //
-// Replicas share 127.0.0.1, so every containerPort declared in the pod
-// template is remapped per replica to a free loopback port. Environment
-// values that are exactly a declared port number (PORT=8080, USER_PORT,
-// QUEUE_SERVING_PORT=8012) become the mapped port, and readiness probe and
-// Service targetPorts (number or name) resolve the same way. The
-// environment is what the kubelet gives: envFrom ConfigMaps and Secrets,
-// then env with $(VAR) expansion and valueFrom (ConfigMap and Secret keys,
-// the downward API with 127.0.0.1 as every IP), plus HOSTNAME (the replica's
-// pod name) and a few of knit dev's own variables standing in for an
-// image's ENV (Options.HostEnv: PATH, HOME, …).
+// Every containerPort declared in the pod template is remapped per
+// replica to a free loopback port (in the shared network replicas share
+// 127.0.0.1). Environment values that are exactly a declared port number
+// (PORT=8080, USER_PORT, QUEUE_SERVING_PORT=8012) become the mapped port,
+// and readiness probe and Service targetPorts (number or name) resolve the
+// same way. The environment is what the kubelet gives: envFrom ConfigMaps
+// and Secrets, then env with $(VAR) expansion and valueFrom (ConfigMap and
+// Secret keys, the downward API with the replica's address as its IP),
+// plus HOSTNAME (the replica's pod name) and a few of knit dev's own
+// variables standing in for an image's ENV (Options.HostEnv: PATH, HOME,
+// …).
 //
 // # Readiness, crashes, stopping
 //
@@ -83,12 +107,12 @@
 // replica's labels: one EndpointSlice per replica, <service>-<replica id>,
 // labelled kubernetes.io/service-name and
 // endpointslice.kubernetes.io/managed-by=knit-local-runtime, owned by the
-// Service, with one 127.0.0.1 endpoint whose ready/serving/terminating
+// Service, with one endpoint at the replica's address whose ready/serving/terminating
 // conditions follow the replica and whose ports are the Service's, their
 // targetPort resolved to that replica's port. Slices of gone replicas and
 // deleted Services are deleted. The address type is FQDN, not IPv4: the
-// API server refuses loopback IPs in IP slices, and "127.0.0.1" as a name
-// dials the same (EndpointAddressType).
+// API server refuses loopback and link-local IPs in IP slices, and
+// "127.0.0.1" as a name dials the same (EndpointAddressType).
 //
 // ForgetEarlierEndpoints deletes every slice a runtime published, for a
 // knit dev starting where an earlier one's replicas died with it.

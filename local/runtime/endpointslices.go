@@ -18,15 +18,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// EndpointAddressType and EndpointAddress are the address of every
-// endpoint the runtime publishes. The API server refuses loopback IPs in
-// IPv4 and IPv6 slices (ValidateEndpointIP: "may not be in the loopback
-// range"), so the replica's 127.0.0.1 is published as an FQDN, which
-// dials the same as host:port. Consumers must not filter slices on IPv4.
-const (
-	EndpointAddressType = discoveryv1.AddressTypeFQDN
-	EndpointAddress     = loopback
-)
+// EndpointAddressType is the address type of every endpoint the runtime
+// publishes. The API server refuses loopback and link-local IPs in IPv4
+// and IPv6 slices (ValidateEndpointIP: "may not be in the loopback
+// range"), so a replica's 127.0.0.1 (or its 169.254.x.y when isolated) is
+// published as an FQDN, which dials the same as host:port. Consumers must
+// not filter slices on IPv4.
+const EndpointAddressType = discoveryv1.AddressTypeFQDN
 
 // endpointSliceReconciler publishes a Service's EndpointSlices from the
 // replicas it selects, as Kubernetes' endpointslice controller would from
@@ -104,15 +102,16 @@ func sameSlice(a, b *discoveryv1.EndpointSlice) bool {
 }
 
 // makeEndpointSlices is the Service's slices for these replicas: one per
-// selected replica, named <service>-<replica id>, with one 127.0.0.1
-// endpoint (an FQDN, see EndpointAddressType) whose ports are the Service's ports with targetPort resolved to
-// that replica's loopback port. Conditions follow Kubernetes: ready is
+// selected replica that has an address, named <service>-<replica id>,
+// with one endpoint at the replica's address (an FQDN, see
+// EndpointAddressType) whose ports are the Service's ports with targetPort
+// resolved to that replica's port. Conditions follow Kubernetes: ready is
 // ready and not terminating, serving is ready, terminating is stopping
 // (publishNotReadyAddresses makes every replica ready and serving).
 func makeEndpointSlices(svc *corev1.Service, replicas []replicaView) []discoveryv1.EndpointSlice {
 	var out []discoveryv1.EndpointSlice
 	for _, r := range replicas {
-		if !selects(svc, r.Labels) {
+		if !selects(svc, r.Labels) || r.IP == "" {
 			continue
 		}
 		serving := r.Ready || svc.Spec.PublishNotReadyAddresses
@@ -126,7 +125,7 @@ func makeEndpointSlices(svc *corev1.Service, replicas []replicaView) []discovery
 			},
 			AddressType: EndpointAddressType,
 			Endpoints: []discoveryv1.Endpoint{{
-				Addresses: []string{EndpointAddress},
+				Addresses: []string{r.IP},
 				Conditions: discoveryv1.EndpointConditions{
 					Ready:       ptr.To(serving && (!r.Terminating || svc.Spec.PublishNotReadyAddresses)),
 					Serving:     ptr.To(serving),

@@ -31,12 +31,13 @@ func TestMakeEndpointSlices(t *testing.T) {
 	}
 	labels := map[string]string{"serving.knative.dev/revision": "hello-00001", "app": "x"}
 	replicas := []replicaView{
-		{ID: "bbbbb", Labels: labels, Ports: ports(41000), Ready: false},
-		{ID: "aaaaa", Labels: labels, Ports: ports(40000), Ready: true},
-		{ID: "ccccc", Labels: labels, Ports: ports(42000), Ready: true, Terminating: true},
-		{ID: "other", Labels: map[string]string{"serving.knative.dev/revision": "hello-00002"}, Ports: ports(43000), Ready: true},
+		{ID: "bbbbb", Labels: labels, Ports: ports(41000), IP: "127.0.0.1", Ready: false},
+		{ID: "aaaaa", Labels: labels, Ports: ports(40000), IP: "127.0.0.1", Ready: true},
+		{ID: "ccccc", Labels: labels, Ports: ports(42000), IP: "169.254.64.6", Ready: true, Terminating: true}, // isolated
+		{ID: "ddddd", Labels: labels, Ports: ports(44000), Ready: false},                                       // no network yet
+		{ID: "other", Labels: map[string]string{"serving.knative.dev/revision": "hello-00002"}, Ports: ports(43000), IP: "127.0.0.1", Ready: true},
 	}
-	slice := func(id string, port0 int32, ready, serving, terminating bool) discoveryv1.EndpointSlice {
+	slice := func(id, ip string, port0 int32, ready, serving, terminating bool) discoveryv1.EndpointSlice {
 		return discoveryv1.EndpointSlice{
 			ObjectMeta: metav1.ObjectMeta{
 				Namespace: "ns", Name: "hello-00001-private-" + id,
@@ -48,8 +49,8 @@ func TestMakeEndpointSlices(t *testing.T) {
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Service", Name: "hello-00001-private", UID: "svc-uid",
 					Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
 			},
-			AddressType: discoveryv1.AddressTypeFQDN, // the API server refuses loopback IPv4
-			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"127.0.0.1"}, Conditions: discoveryv1.EndpointConditions{
+			AddressType: discoveryv1.AddressTypeFQDN, // the API server refuses loopback and link-local IPv4
+			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{
 				Ready: ptr.To(ready), Serving: ptr.To(serving), Terminating: ptr.To(terminating)}}},
 			Ports: []discoveryv1.EndpointPort{
 				{Name: ptr.To("http"), Port: ptr.To(port0 + 1), Protocol: ptr.To(corev1.ProtocolTCP), AppProtocol: ptr.To("kubernetes.io/h2c")},
@@ -59,9 +60,9 @@ func TestMakeEndpointSlices(t *testing.T) {
 		}
 	}
 	want := []discoveryv1.EndpointSlice{
-		slice("aaaaa", 40000, true, true, false),
-		slice("bbbbb", 41000, false, false, false),
-		slice("ccccc", 42000, false, true, true),
+		slice("aaaaa", "127.0.0.1", 40000, true, true, false),
+		slice("bbbbb", "127.0.0.1", 41000, false, false, false),
+		slice("ccccc", "169.254.64.6", 42000, false, true, true),
 	}
 	if diff := cmp.Diff(want, makeEndpointSlices(svc, replicas)); diff != "" {
 		t.Errorf("slices (-want +got):\n%s", diff)

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -18,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// loopback is every replica's IP.
+// loopback is every replica's IP in the shared network.
 const loopback = "127.0.0.1"
 
 // podIdentity is what a replica's environment may reveal about the pod it
@@ -29,6 +30,9 @@ type podIdentity struct {
 	Labels, Annotations map[string]string
 	ServiceAccountName  string
 	NodeName            string
+	// IP is the replica's address, HostIP this machine's as the replica
+	// reaches it: 127.0.0.1 both in the shared network.
+	IP, HostIP string
 }
 
 // envList is an environment under construction: later values of a name
@@ -95,8 +99,9 @@ func containerEnv(ctx context.Context, reader client.Reader, pod podIdentity, c 
 }
 
 // processEnv is what the process gets: knit dev's own variables named in
-// host (standing in for the image's ENV), HOSTNAME, then the container's.
-func processEnv(host []string, pod podIdentity, container *envList) []string {
+// host (standing in for the image's ENV), HOSTNAME, in the shared network
+// HOST=127.0.0.1 (see NetworkShared), then the container's.
+func processEnv(host []string, pod podIdentity, net *podNetwork, container *envList) []string {
 	env := &envList{}
 	for _, name := range host {
 		if v, ok := os.LookupEnv(name); ok {
@@ -104,6 +109,9 @@ func processEnv(host []string, pod podIdentity, container *envList) []string {
 		}
 	}
 	env.set("HOSTNAME", pod.Name)
+	if net == nil || net.ns == nil {
+		env.set("HOST", loopback)
+	}
 	for _, n := range container.names {
 		env.set(n, container.values[n])
 	}
@@ -181,8 +189,8 @@ func valueFrom(ctx context.Context, reader client.Reader, pod podIdentity, c *co
 	return "", false, fmt.Errorf("unsupported valueFrom")
 }
 
-// podField is the downward API's fieldRef for a replica: its own names,
-// and 127.0.0.1 for every IP.
+// podField is the downward API's fieldRef for a replica: its own names
+// and addresses (127.0.0.1 for every IP in the shared network).
 func podField(pod podIdentity, path string) (string, error) {
 	if key, ok := subscript(path, "metadata.labels"); ok {
 		return pod.Labels[key], nil
@@ -201,8 +209,10 @@ func podField(pod podIdentity, path string) (string, error) {
 		return pod.NodeName, nil
 	case "spec.serviceAccountName":
 		return pod.ServiceAccountName, nil
-	case "status.podIP", "status.podIPs", "status.hostIP", "status.hostIPs":
-		return loopback, nil
+	case "status.podIP", "status.podIPs":
+		return cmp.Or(pod.IP, loopback), nil
+	case "status.hostIP", "status.hostIPs":
+		return cmp.Or(pod.HostIP, loopback), nil
 	}
 	return "", fmt.Errorf("fieldRef %q is not supported by knit dev", path)
 }

@@ -45,6 +45,10 @@ type Options struct {
 	// HostEnv names the variables replicas inherit from knit dev's
 	// environment. Default DefaultHostEnv; set an empty non-nil slice for none.
 	HostEnv []string
+	// Network is where replicas listen: NetworkShared (the default) or
+	// NetworkIsolated, a network namespace per replica (root on Linux;
+	// CheckIsolation says whether this machine can).
+	Network Network
 }
 
 // Defaults fills what was left empty.
@@ -72,6 +76,9 @@ func (o *Options) Defaults() error {
 	if o.HostEnv == nil {
 		o.HostEnv = DefaultHostEnv
 	}
+	if o.Network == "" {
+		o.Network = NetworkShared
+	}
 	o.Backoff.defaults()
 	return nil
 }
@@ -84,6 +91,9 @@ func (o *Options) Validate() error {
 	}
 	if fi, err := os.Stat(o.ModuleDir); err != nil || !fi.IsDir() {
 		errs = append(errs, fmt.Errorf("local runtime: module dir %q is not a directory", o.ModuleDir))
+	}
+	if o.Network != NetworkShared && o.Network != NetworkIsolated {
+		errs = append(errs, fmt.Errorf("local runtime: network %q is neither %q nor %q", o.Network, NetworkShared, NetworkIsolated))
 	}
 	return errors.Join(errs...)
 }

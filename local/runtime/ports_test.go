@@ -157,9 +157,20 @@ func TestContainerEnv(t *testing.T) {
 
 	t.Setenv("PATH", "/usr/bin:/bin")
 	t.Setenv("KUBECONFIG", "/secret/kubeconfig")
-	got := processEnv([]string{"PATH", "KUBECONFIG_NOT_LISTED"}, pod, env)
-	if got[0] != "PATH=/usr/bin:/bin" || got[1] != "HOSTNAME="+pod.Name || len(got) != 2+len(want) {
-		t.Errorf("process env = %q; want PATH, HOSTNAME, then the container's", got)
+	got := processEnv([]string{"PATH", "KUBECONFIG_NOT_LISTED"}, pod, sharedNetwork, env)
+	if got[0] != "PATH=/usr/bin:/bin" || got[1] != "HOSTNAME="+pod.Name || got[2] != "HOST=127.0.0.1" || len(got) != 3+len(want) {
+		t.Errorf("process env = %q; want PATH, HOSTNAME, HOST (the shared network's bind hint), then the container's", got)
+	}
+	isolated := &podNetwork{ip: "169.254.64.2", host: "169.254.64.1", ns: &netNamespace{}}
+	if got := processEnv(nil, pod, isolated, env); got[0] != "HOSTNAME="+pod.Name || len(got) != 1+len(want) {
+		t.Errorf("isolated process env = %q; want HOSTNAME, then the container's: no HOST, the app may bind anything", got)
+	}
+
+	pod.IP, pod.HostIP = isolated.ip, isolated.host
+	for path, want := range map[string]string{"status.podIP": "169.254.64.2", "status.podIPs": "169.254.64.2", "status.hostIP": "169.254.64.1"} {
+		if got, err := podField(pod, path); err != nil || got != want {
+			t.Errorf("isolated replica's %s = %q, %v; want %s", path, got, err, want)
+		}
 	}
 }
 

@@ -37,18 +37,24 @@ func startupInterval(started, now time.Time) time.Duration {
 	return startupProbeInterval
 }
 
-// prober runs one container's readiness probe against one replica.
+// prober runs one container's readiness probe against one replica: HTTP
+// and TCP probes from this machine to the replica's address, as the
+// kubelet probes a pod's IP, and exec probes inside its network.
 type prober struct {
 	probe     *corev1.Probe
 	container *corev1.Container
+	net       *podNetwork
 	ports     portMap
 	env       []string // for exec probes
 	dir       string
 	http      *http.Client
 }
 
-func newProber(probe *corev1.Probe, c *corev1.Container, ports portMap, env []string, dir string) *prober {
-	return &prober{probe: probe, container: c, ports: ports, env: env, dir: dir, http: &http.Client{
+func newProber(probe *corev1.Probe, c *corev1.Container, net *podNetwork, ports portMap, env []string, dir string) *prober {
+	if net == nil {
+		net = sharedNetwork
+	}
+	return &prober{probe: probe, container: c, net: net, ports: ports, env: env, dir: dir, http: &http.Client{
 		// Like the kubelet: a fresh connection per probe, redirects are a
 		// success, certificates are not checked.
 		Transport:     &http.Transport{DisableKeepAlives: true, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
@@ -144,7 +150,7 @@ func (p *prober) check(ctx context.Context, timeout time.Duration) error {
 		}
 		host := h.TCPSocket.Host
 		if host == "" {
-			host = loopback
+			host = p.net.ip
 		}
 		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(int(port))))
 		if err != nil {
@@ -164,7 +170,7 @@ func (p *prober) checkHTTP(ctx context.Context, get *corev1.HTTPGetAction) error
 	}
 	host, scheme := get.Host, strings.ToLower(string(get.Scheme))
 	if host == "" {
-		host = loopback
+		host = p.net.ip
 	}
 	if scheme == "" {
 		scheme = "http"
@@ -217,7 +223,7 @@ func (p *prober) checkExec(ctx context.Context, argv []string) error {
 	cmd.Env, cmd.Dir = p.env, p.dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
+	if err := p.net.run(cmd); err != nil {
 		if msg := strings.TrimSpace(out.String()); msg != "" {
 			return fmt.Errorf("%w: %s", err, firstLine(msg))
 		}

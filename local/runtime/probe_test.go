@@ -54,7 +54,7 @@ func TestProbeChecks(t *testing.T) {
 		{"exec failing", corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "echo not yet; exit 3"}}}, "exit status 3: not yet"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newProber(&corev1.Probe{ProbeHandler: tc.handler}, c, ports, []string{"PATH=/usr/bin:/bin"}, t.TempDir())
+			p := newProber(&corev1.Probe{ProbeHandler: tc.handler}, c, nil, ports, []string{"PATH=/usr/bin:/bin"}, t.TempDir())
 			err := p.check(context.Background(), time.Second)
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Errorf("check = %v, want %q", err, tc.wantErr)
@@ -91,7 +91,7 @@ func TestProbeRun(t *testing.T) {
 	reports := make(chan report, 10)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go newProber(probe, c, serverPorts(t, srv.Listener.Addr().String()), nil, "").run(ctx, time.Now(), func(ready bool, failing string) {
+	go newProber(probe, c, nil, serverPorts(t, srv.Listener.Addr().String()), nil, "").run(ctx, time.Now(), func(ready bool, failing string) {
 		reports <- report{ready, failing}
 	})
 	next := func(within time.Duration) report {

@@ -33,14 +33,16 @@ type output struct {
 	stdout, stderr io.Writer
 }
 
-// startProcess runs argv with exactly env, in dir.
+// startProcess runs argv with exactly env, in dir, in the replica's
+// network.
 //
 // The process gets its own process group, so that a stop reaches all it
 // started, and on Linux a parent-death signal, so that nothing outlives
 // knit dev even when knit dev is killed. That signal fires when the forking
 // *thread* exits, so the fork happens on a goroutine that keeps its thread
-// until the process is gone (it would sit in wait anyway).
-func startProcess(argv, env []string, dir string, out output) (*process, error) {
+// until the process is gone (it would sit in wait anyway); the same thread
+// steps into an isolated replica's network namespace for the fork.
+func startProcess(argv, env []string, dir string, out output, net *podNetwork) (*process, error) {
 	path, err := lookPath(argv[0], env, dir)
 	if err != nil {
 		return nil, err
@@ -61,8 +63,10 @@ func startProcess(argv, env []string, dir string, out output) (*process, error) 
 	started := make(chan error, 1)
 	go func() {
 		goruntime.LockOSThread()
-		defer goruntime.UnlockOSThread()
-		err := cmd.Start()
+		stuck, err := net.start(cmd)
+		if !stuck { // else the thread, still in the replica's namespace, ends with this goroutine
+			defer goruntime.UnlockOSThread()
+		}
 		outW.Close() // the child holds its own copies
 		errW.Close()
 		started <- err

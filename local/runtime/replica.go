@@ -19,7 +19,8 @@ import (
 const crashVisibleFor = 10 * time.Second
 
 // replica is one pod's worth of processes: one per container, sharing a
-// set of loopback ports, started together and stopped together.
+// network (and a set of ports in it), started together and stopped
+// together.
 type replica struct {
 	rt      *Runtime
 	key     types.NamespacedName // the Deployment
@@ -38,6 +39,10 @@ type replica struct {
 	terminating bool
 	containers  []containerState // by index in spec.Containers
 	readySince  time.Time
+	// net is set once, before any container starts; netErr says why it
+	// could not be made.
+	net    *podNetwork
+	netErr error
 }
 
 // containerState is what a replica knows of one of its containers.
@@ -62,6 +67,7 @@ type replicaView struct {
 	Hash        string
 	Labels      map[string]string
 	Ports       portMap
+	IP          string // "" until the replica has a network
 	Created     time.Time
 	Ready       bool
 	ReadySince  time.Time
@@ -92,6 +98,9 @@ func (r *replica) view(now time.Time) replicaView {
 	v := replicaView{
 		ID: r.id, PodName: r.pod.Name, Hash: r.hash, Labels: r.pod.Labels, Ports: r.ports, Created: r.created,
 		Ready: r.readyLocked(), ReadySince: r.readySince, Terminating: r.terminating,
+	}
+	if r.net != nil {
+		v.IP = r.net.ip
 	}
 	for i := range r.containers {
 		if f := r.containers[i].failure(now); f.worse(v.Failure) {
@@ -130,17 +139,30 @@ func (r *replica) update(i int, change func(c *containerState)) {
 	}
 }
 
-// start runs every container; done closes when all have stopped.
+// start makes the replica's network, then runs every container; done
+// closes when all have stopped and the network is gone.
 func (r *replica) start() {
 	ctx, cancel := context.WithCancel(r.rt.ctx)
 	r.cancel = cancel
-	var wg sync.WaitGroup
-	for i := range r.spec.Containers {
-		wg.Go(func() { r.runContainer(ctx, i) })
-	}
 	go func() {
+		n, err := r.rt.openNetwork()
+		r.mu.Lock()
+		r.net, r.netErr = n, err
+		r.mu.Unlock()
+		if err != nil {
+			r.log.Info("Replica network cannot be made", "error", err.Error())
+		} else {
+			r.pod.IP, r.pod.HostIP = n.ip, n.hostIP()
+		}
+		var wg sync.WaitGroup
+		for i := range r.spec.Containers {
+			wg.Go(func() { r.runContainer(ctx, i) })
+		}
 		wg.Wait()
 		cancel()
+		if err := n.close(); err != nil {
+			r.log.Error(err, "Replica network not removed")
+		}
 		close(r.done)
 		r.rt.replicaGone(r)
 	}()

@@ -34,6 +34,7 @@ type Runtime struct {
 	// sliceWriter writes EndpointSlices without logging API warnings.
 	sliceWriter client.Client
 	queues      queues
+	netPool     *netPool // NetworkIsolated's; nil when replicas share the host's
 
 	ctx      context.Context // the lifetime of replicas and builds
 	cancel   context.CancelFunc
@@ -70,10 +71,17 @@ func New(opts Options) (*Runtime, error) {
 			return nil, fmt.Errorf("local runtime: %w", err)
 		}
 	}
+	var pool *netPool
+	if opts.Network == NetworkIsolated {
+		var err error
+		if pool, err = newNetPool(); err != nil {
+			return nil, fmt.Errorf("local runtime: %w", err)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	rt := &Runtime{
 		opts: opts, log: logr.Discard(), ctx: ctx, cancel: cancel, killed: make(chan struct{}), instance: instanceID(opts.StateDir),
-		deployments: map[types.NamespacedName]*deploymentState{},
+		deployments: map[types.NamespacedName]*deploymentState{}, netPool: pool,
 	}
 	return rt, nil
 }
@@ -261,6 +269,10 @@ func (rt *Runtime) replicaGone(r *replica) {
 	r.log.Info("Replica stopped")
 	rt.running.Done()
 	rt.replicaChanged(r.key)
+	// Its Services' slices go now: the Deployment's next pass sees only
+	// the replicas left, none when this was the last, and would not know
+	// which Services this one was in.
+	rt.enqueueServices(rt.ctx, r.key.Namespace, []replicaView{{Labels: r.pod.Labels}})
 }
 
 // replicasIn is every replica in a namespace, for EndpointSlices.

@@ -1,9 +1,10 @@
-// Command httpserver is the app of the runtime's tests: it serves on $PORT,
-// answers / with its HOSTNAME and GREETING, /healthz with 200, and exits
-// cleanly on SIGTERM.
+// Command httpserver is the app of the runtime's tests: it serves on $PORT
+// of $LISTEN_HOST (default 127.0.0.1), answers / with its HOSTNAME and
+// GREETING, /healthz with 200, and exits cleanly on SIGTERM.
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log"
@@ -23,7 +24,7 @@ func main() {
 			http.Error(w, "missing probe header", http.StatusBadRequest)
 		}
 	})
-	srv := &http.Server{Addr: "127.0.0.1:" + os.Getenv("PORT"), Handler: mux}
+	srv := &http.Server{Addr: cmp.Or(os.Getenv("LISTEN_HOST"), "127.0.0.1") + ":" + os.Getenv("PORT"), Handler: mux}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	go func() {

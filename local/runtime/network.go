@@ -1,0 +1,106 @@
+package runtime
+
+import (
+	"fmt"
+	"os/exec"
+	goruntime "runtime"
+)
+
+// Network is where a replica's processes listen, which decides who can
+// reach an app that binds every interface, as most apps do when told only
+// PORT.
+type Network string
+
+const (
+	// NetworkShared runs every replica in this machine's own network, each
+	// on loopback ports of its own. An app that binds every interface is
+	// reachable from the network, not only through knit: nothing but root
+	// can pick another process's bind address (a Go app binds with its own
+	// system calls, so no LD_PRELOAD reaches it). Replicas get HOST=127.0.0.1,
+	// which some frameworks bind to (Nuxt, Vite, Astro, create-react-app…).
+	NetworkShared Network = "shared"
+	// NetworkIsolated gives each replica a network namespace of its own, as
+	// a pod has one: its containers share a loopback no other process sees,
+	// and a veth pair with a link-local address (a /30 of 169.254.64.0/18)
+	// is the only way in. An app binding every interface is reachable
+	// through knit, and from this machine at that address as a pod is from
+	// its node, never from the network nor on this machine's 127.0.0.1.
+	// The replica's only egress is this machine's own addresses other than
+	// loopback: no internet, no service bound to this machine's 127.0.0.1.
+	// It needs root on Linux.
+	NetworkIsolated Network = "isolated"
+)
+
+// podNetwork is one replica's network: the address its endpoints, probes
+// and downward API name, and for an isolated replica the namespace its
+// processes start in.
+type podNetwork struct {
+	ip   string
+	host string        // this machine's address as the replica reaches it
+	ns   *netNamespace // nil in the shared network
+}
+
+// sharedNetwork is every replica's network in NetworkShared.
+var sharedNetwork = &podNetwork{ip: loopback, host: loopback}
+
+// openNetwork makes a new replica's network.
+func (rt *Runtime) openNetwork() (*podNetwork, error) {
+	if rt.netPool == nil {
+		return sharedNetwork, nil
+	}
+	return rt.netPool.open()
+}
+
+func (n *podNetwork) hostIP() string { return n.host }
+
+// start starts cmd in the network. The caller's goroutine must be locked
+// to its OS thread; stuck reports that the thread could not come back to
+// this process's own namespace and must die with its goroutine (left
+// locked) instead of serving others.
+func (n *podNetwork) start(cmd *exec.Cmd) (stuck bool, err error) {
+	if n == nil || n.ns == nil {
+		return false, cmd.Start()
+	}
+	return n.ns.start(cmd)
+}
+
+// close releases the namespace once no process runs in it.
+func (n *podNetwork) close() error {
+	if n == nil || n.ns == nil {
+		return nil
+	}
+	return n.ns.close()
+}
+
+// CheckIsolation says whether this machine can give replicas networks of
+// their own (NetworkIsolated): it makes one, with its veth pair, and
+// removes it.
+func CheckIsolation() error {
+	pool, err := newNetPool()
+	if err != nil {
+		return err
+	}
+	n, err := pool.open()
+	if err != nil {
+		return fmt.Errorf("isolated replica networks: %w", err)
+	}
+	return n.close()
+}
+
+// run runs cmd in the network and waits for it, starting it from a thread
+// of its own.
+func (n *podNetwork) run(cmd *exec.Cmd) error {
+	started := make(chan error, 1)
+	go func() {
+		goruntime.LockOSThread()
+		stuck, err := n.start(cmd)
+		if !stuck {
+			goruntime.UnlockOSThread()
+		}
+		started <- err
+	}()
+	if err := <-started; err != nil {
+		return err
+	}
+	return cmd.Wait()
+}
