@@ -160,11 +160,14 @@ func (r *replica) start() {
 		}
 		wg.Wait()
 		cancel()
+		close(r.done)
+		r.rt.replicaGone(r)
+		// After the replica is gone: removing a veth takes the kernel tens
+		// of milliseconds, which nothing should wait for (at exit the
+		// namespace's end removes it anyway).
 		if err := n.close(); err != nil {
 			r.log.Error(err, "Replica network not removed")
 		}
-		close(r.done)
-		r.rt.replicaGone(r)
 	}()
 }
 
