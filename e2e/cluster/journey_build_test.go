@@ -15,6 +15,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
@@ -112,6 +113,13 @@ func (j *journey) buildOnPush(t *testing.T) {
 	ctx := context.Background()
 	// The caches' claim outlives knit: on a cluster kept from an earlier
 	// run (KEEP_CLUSTER) the first build finds warm caches.
+	// Build Jobs are knit's, not the chart's: they stay for build.ttl
+	// after helm uninstall. Drop the journey's so the uninstall step sees
+	// knit-system empty.
+	t.Cleanup(func() {
+		_ = j.c.DeleteAllOf(context.Background(), &batchv1.Job{}, client.InNamespace(systemNamespace),
+			client.MatchingLabels{"knit.dev/repository": buildRepo}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	})
 	cold := apierrors.IsNotFound(j.c.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: "knit-build-cache"}, &corev1.PersistentVolumeClaim{}))
 
 	// A push of code: built in the cluster, deployed by digest.
