@@ -86,7 +86,7 @@ fuzz: ## each fuzz target for FUZZTIME (10s; make test runs them 2s each)
 	done
 
 test-unit: ## pure-logic tests only, no control plane (nothing from ./bin, even with KUBEBUILDER_ASSETS set)
-	KUBEBUILDER_ASSETS= go test -short ./...
+	KUBEBUILDER_ASSETS= go test -tags unit ./...
 
 run: tools build ## knit, locally, embedded
 	$(BIN)/knit dev

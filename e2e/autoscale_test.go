@@ -1,3 +1,5 @@
+//go:build !unit
+
 package e2e
 
 import (
@@ -22,9 +24,6 @@ import (
 // replicas, returns to zero once the load stops, and cold-starts on the
 // next request, with no request failing anywhere.
 func TestAutoscaleJourney(t *testing.T) {
-	if testing.Short() {
-		t.Skip("e2e: starts knit dev")
-	}
 	d := startKnitDev(t, filepath.Join(t.TempDir(), "state"))
 	c := d.client(t)
 	ctx := context.Background()

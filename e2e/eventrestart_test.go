@@ -1,3 +1,5 @@
+//go:build !unit
+
 package e2e
 
 import (
@@ -23,9 +25,6 @@ import (
 // delivers it once the sink is back, and the failing commit it finds
 // again at its first pass is not announced a second time.
 func TestUndeliveredEventSurvivesKnitDevRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("e2e: starts knit dev")
-	}
 	state := filepath.Join(t.TempDir(), "state")
 	d := startKnitDev(t, state)
 	c := d.client(t)

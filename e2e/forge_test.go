@@ -1,3 +1,5 @@
+//go:build !unit
+
 package e2e
 
 import (
@@ -26,9 +28,6 @@ import (
 // rolled back with the numbers on the PR and a CloudEvent, and merging
 // promotes the good change on main.
 func TestForgeJourney(t *testing.T) {
-	if testing.Short() {
-		t.Skip("e2e: starts Gitea and knit dev")
-	}
 	forge := gitea.Start(t, gitea.Options{})
 	t.Logf("Gitea %s ready in %s", forge.Version, forge.Ready.Round(time.Millisecond))
 	d := startKnitDev(t, filepath.Join(t.TempDir(), "state"))

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package e2e
 
 import (
@@ -24,9 +26,6 @@ import (
 // server, kubectl sees Knative's short names and columns, Ctrl-C leaves no
 // process behind and the state survives a restart.
 func TestFoundationJourney(t *testing.T) {
-	if testing.Short() {
-		t.Skip("e2e: starts knit dev")
-	}
 	stateDir := filepath.Join(t.TempDir(), "state")
 	d := startKnitDev(t, stateDir)
 	c := d.client(t)

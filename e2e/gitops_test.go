@@ -1,3 +1,5 @@
+//go:build !unit
+
 package e2e
 
 import (
@@ -55,9 +57,6 @@ const (
 // exactly once to CloudEvents sinks (binary and structured); a signed
 // GitHub push webhook is taken and unsigned or mis-signed ones are refused.
 func TestGitOpsJourney(t *testing.T) {
-	if testing.Short() {
-		t.Skip("e2e: starts knit dev")
-	}
 	d := startKnitDev(t, filepath.Join(t.TempDir(), "state"))
 	j := &gitopsJourney{t: t, d: d, c: d.client(t), ready: map[string]string{}}
 

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package e2e
 
 import (
@@ -77,9 +79,6 @@ func running(pid int) bool {
 // directory kills them before it starts anything, and a clean stop leaves
 // nothing.
 func TestKilledKnitDevLeavesNoOrphans(t *testing.T) {
-	if testing.Short() {
-		t.Skip("e2e: starts knit dev")
-	}
 	state := t.TempDir()
 	d := startKnitDev(t, state)
 	f := filepath.Join(t.TempDir(), "launcher.yaml")

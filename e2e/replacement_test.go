@@ -1,3 +1,5 @@
+//go:build !unit
+
 package e2e
 
 import (
@@ -42,9 +44,6 @@ spec:
 // load, fails no request: a replica leaves the endpoints first, finishes
 // what it has, then gets SIGTERM, and SIGKILL after its grace period.
 func TestReplacingAnAppThatIgnoresSIGTERMFailsNoRequest(t *testing.T) {
-	if testing.Short() {
-		t.Skip("e2e: starts knit dev")
-	}
 	d := startKnitDev(t, t.TempDir())
 	// Knative's windows, shortened: a replaced revision's replica goes at
 	// scale to zero, seconds after its traffic moved on.

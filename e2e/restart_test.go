@@ -1,3 +1,5 @@
+//go:build !unit
+
 package e2e
 
 import (
@@ -77,9 +79,6 @@ func waitServed(t *testing.T, load *httpload.Load, n int64) {
 // and the Git server run on their own manager and never stop. The new
 // controllers still do their job: a change rolls out under the same load.
 func TestRestartingTheControllersFailsNoRequest(t *testing.T) {
-	if testing.Short() {
-		t.Skip("e2e: starts knit dev")
-	}
 	d := startKnitDev(t, t.TempDir())
 	host := "steady.default.localhost"
 	d.apply(t, helloService("steady", "1", "v1"))
@@ -119,9 +118,6 @@ func TestRestartingTheControllersFailsNoRequest(t *testing.T) {
 // adopted: they die with the knit dev that started them. The numbers are
 // logged, not asserted: they are this machine's.
 func TestRestartingKnitDevUnderLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("e2e: starts knit dev")
-	}
 	state := t.TempDir()
 	d := startKnitDev(t, state)
 	c := d.client(t)

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package e2e
 
 import (
@@ -22,9 +24,6 @@ import (
 // rolls out a new Revision, a 50/50 split with a tag reaches both, and
 // broken apps end in Revision conditions that say what happened.
 func TestServingJourney(t *testing.T) {
-	if testing.Short() {
-		t.Skip("e2e: starts knit dev")
-	}
 	d := startKnitDev(t, filepath.Join(t.TempDir(), "state"))
 	c := d.client(t)
 	host := "hello.default.localhost"

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package webhooks
 
 import (
@@ -31,13 +33,10 @@ import (
 // with knit's CRDs and webhook registrations installed, proving the
 // registrations, the paths and the CRD schema work with the pure logic.
 func TestAdmissionThroughAPIServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("envtest: starts kube-apiserver and etcd; run without -short")
-	}
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Fatal("KUBEBUILDER_ASSETS is not set: the admission tests need kube-apiserver and etcd. " +
 			"Build them with `make tools` and run `KUBEBUILDER_ASSETS=$PWD/bin go test ./webhooks/...`, " +
-			"or `go test -short ./webhooks/...` for the unit tests alone")
+			"or `go test -tags unit ./webhooks/...` for the unit tests alone")
 	}
 	c := startAPIServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package announce
 
 import (
@@ -178,7 +180,6 @@ func commit(i int) plan.Commit {
 // their original ids once the sink is back, and the EventSink's status
 // counts them.
 func TestUndeliveredEventsSurviveRestart(t *testing.T) {
-	needAPI(t)
 	ns := newNamespace(t)
 	sink := newReceiver(t)
 	es := newEventSink(t, ns, sink.URL())
@@ -212,7 +213,6 @@ func TestUndeliveredEventsSurviveRestart(t *testing.T) {
 // Over the queue's bound the oldest events are dropped; the EventSink's
 // status counts them, before and after a restart, and the rest arrive.
 func TestBoundedQueueCountsDropped(t *testing.T) {
-	needAPI(t)
 	ns := newNamespace(t)
 	sink := newReceiver(t)
 	es := newEventSink(t, ns, sink.URL())
@@ -251,7 +251,6 @@ func TestBoundedQueueCountsDropped(t *testing.T) {
 // once — within a run and after a restart — while a new error on that
 // commit is news.
 func TestResyncOfFailingCommitSentOnce(t *testing.T) {
-	needAPI(t)
 	ns := newNamespace(t)
 	sink := newReceiver(t)
 	sink.up()

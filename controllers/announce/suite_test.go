@@ -1,3 +1,5 @@
+//go:build !unit
+
 package announce
 
 import (
@@ -18,18 +20,15 @@ import (
 	"github.com/knitops/knit/config"
 )
 
-// k8s talks to a real API server with knit's CRDs; nil under -short
+// k8s talks to a real API server with knit's CRDs; set up by TestMain
 // without one, where the envtest tests skip and the fake-client ones run.
 var k8s client.Client
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	flag.Parse() // testing.Short reads the flags; m.Run would parse them too late
+	flag.Parse()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		if testing.Short() {
-			return m.Run()
-		}
 		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run through `make test`, which builds kube-apiserver and etcd into ./bin")
 		return 1
 	}
@@ -54,14 +53,6 @@ func run(m *testing.M) int {
 		return 1
 	}
 	return m.Run()
-}
-
-// needAPI skips a test that needs the API server when there is none.
-func needAPI(t *testing.T) {
-	t.Helper()
-	if k8s == nil {
-		t.Skip("-short without KUBEBUILDER_ASSETS: no API server")
-	}
 }
 
 // newNamespace makes a namespace for one test.

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package route
 
 import (
@@ -29,12 +31,9 @@ import (
 // runs the Route reconciler alone, counting its reconciles per Route. The
 // test plays every other controller: it writes Configurations' and
 // Revisions' status itself, so the only writer it races is the Route
-// reconciler. Skipped by -short (make test-unit).
+// reconciler. Not in the unit build (make test-unit).
 func startRoutes(t *testing.T) (client.Client, *counter) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("envtest: not with -short")
-	}
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Fatal("KUBEBUILDER_ASSETS is not set: run through `make test`, which builds kube-apiserver and etcd into ./bin")
 	}

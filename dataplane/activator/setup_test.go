@@ -1,3 +1,5 @@
+//go:build !unit
+
 package activator
 
 import (
@@ -31,11 +33,8 @@ import (
 func startManager(t *testing.T, opts Options) (client.Client, *Activator, string) {
 	t.Helper()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		if testing.Short() {
-			t.Skip("KUBEBUILDER_ASSETS unset; this test needs kube-apiserver and etcd")
-		}
 		t.Fatal("KUBEBUILDER_ASSETS is unset: run `make test`, or `make tools` then " +
-			"`KUBEBUILDER_ASSETS=$PWD/bin go test ./dataplane/activator/`; -short skips envtest tests")
+			"`KUBEBUILDER_ASSETS=$PWD/bin go test ./dataplane/activator/`; make test-unit leaves envtest tests out")
 	}
 	ctrl.SetLogger(logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	env := &envtest.Environment{

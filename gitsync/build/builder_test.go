@@ -1,3 +1,5 @@
+//go:build !unit
+
 package build
 
 import (
@@ -20,7 +22,7 @@ import (
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 )
 
-// k8s is a client of a real API server (envtest); nil under -short
+// k8s is a client of a real API server (envtest); set up by TestMain
 // without one.
 var k8s client.Client
 
@@ -29,9 +31,6 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 func run(m *testing.M) int {
 	flag.Parse()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		if testing.Short() {
-			return m.Run() // the pure tests; the Builder's skip
-		}
 		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run through `make test`, which builds kube-apiserver and etcd into ./bin")
 		return 1
 	}
@@ -58,9 +57,6 @@ func run(m *testing.M) int {
 // repository's namespace beside it.
 func newBuilder(t *testing.T) (*Builder, string) {
 	t.Helper()
-	if k8s == nil {
-		t.Skip("-short without KUBEBUILDER_ASSETS: no API server for the Builder")
-	}
 	ctx := context.Background()
 	var names []string
 	for range 2 {
@@ -252,19 +248,5 @@ func TestBuilderFailures(t *testing.T) {
 				t.Errorf("Resolve of a failed build = %+v, want Failed with %q", st, tt.want)
 			}
 		})
-	}
-}
-
-func TestRecordKeepsTheNewest(t *testing.T) {
-	var builds []knitv1alpha1.BuildStatus
-	for i := range keptBuilds + 5 {
-		builds = Record(builds, knitv1alpha1.BuildStatus{Key: fmt.Sprint(i), Phase: knitv1alpha1.BuildRunning})
-	}
-	if len(builds) != keptBuilds || builds[0].Key != fmt.Sprint(keptBuilds+4) {
-		t.Fatalf("Record kept %d, newest %s; want %d, newest %d", len(builds), builds[0].Key, keptBuilds, keptBuilds+4)
-	}
-	builds = Record(builds, knitv1alpha1.BuildStatus{Key: fmt.Sprint(keptBuilds), Phase: knitv1alpha1.BuildSucceeded})
-	if builds[4].Phase != knitv1alpha1.BuildSucceeded || len(builds) != keptBuilds {
-		t.Errorf("Record of a known key moved it or grew the list: %+v", builds[:5])
 	}
 }

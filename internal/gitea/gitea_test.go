@@ -1,3 +1,5 @@
+//go:build !unit
+
 package gitea
 
 import (
@@ -105,9 +107,6 @@ func (h *hookReceiver) wait(t *testing.T, what, event string, match func(map[str
 // with the real git CLI: repository, push, webhook, branch, pull request,
 // commit statuses, comments, merge, close.
 func TestForge(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a real Gitea")
-	}
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatalf("the git CLI is needed: %v", err)
 	}

@@ -12,9 +12,6 @@ import (
 // The app builds through the proxy alone, and the broken one fails with
 // BrokenError: what the journeys rely on.
 func TestAppBuildsThroughTheProxy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: builds a Go program")
-	}
 	p, err := StartModuleProxy("127.0.0.1:0", t.TempDir())
 	if err != nil {
 		t.Fatal(err)

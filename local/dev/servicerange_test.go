@@ -1,3 +1,5 @@
+//go:build !unit
+
 package dev
 
 import (
@@ -20,10 +22,7 @@ import (
 // address, and applying it again on the next start changes nothing.
 func TestServiceRangeOutgrowsAnOldStateDir(t *testing.T) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		if testing.Short() {
-			t.Skip("envtest: needs kube-apiserver and etcd")
-		}
-		t.Fatal("KUBEBUILDER_ASSETS is unset: run `KUBEBUILDER_ASSETS=$PWD/bin go test`, or use -short to skip")
+		t.Fatal("KUBEBUILDER_ASSETS is unset: run `KUBEBUILDER_ASSETS=$PWD/bin go test`, or `go test -tags unit` for the unit tests alone")
 	}
 	env := &envtest.Environment{}
 	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", "10.0.0.0/24")

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package certs_test
 
 import (
@@ -33,9 +35,6 @@ const (
 func startAPI(t *testing.T) client.Client {
 	t.Helper()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		if testing.Short() {
-			t.Skip("-short: no API server")
-		}
 		t.Fatal("KUBEBUILDER_ASSETS is not set: run through `make test`, which builds kube-apiserver and etcd into ./bin")
 	}
 	env := &envtest.Environment{}

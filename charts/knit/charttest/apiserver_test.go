@@ -1,3 +1,5 @@
+//go:build !unit
+
 package charttest
 
 import (
@@ -26,11 +28,11 @@ func startAPIServer(t *testing.T) *apiServer {
 	helmBinary(t) // skip before paying for an API server
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
-		missing(t, "KUBEBUILDER_ASSETS is not set: run through `make test` or `make chart-test`, which build kube-apiserver, etcd and kubectl into ./bin")
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run through `make test` or `make chart-test`, which build kube-apiserver, etcd and kubectl into ./bin")
 	}
 	kubectl := filepath.Join(assets, "kubectl")
 	if _, err := os.Stat(kubectl); err != nil {
-		t.Skipf("no kubectl in KUBEBUILDER_ASSETS=%s: run `make tools`", assets)
+		t.Fatalf("no kubectl in KUBEBUILDER_ASSETS=%s: run `make tools`", assets)
 	}
 	env := &envtest.Environment{BinaryAssetsDirectory: assets}
 	cfg, err := env.Start()

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package charttest
 
 import (
@@ -27,7 +29,7 @@ const (
 )
 
 // helmBinary is ./bin/helm. Without it the test fails (make test builds
-// it); only -short, the pure-logic run, skips instead.
+// it); make test-unit leaves this package out (//go:build !unit).
 func helmBinary(t *testing.T) string {
 	t.Helper()
 	bin, err := filepath.Abs(filepath.Join(repoRoot, "bin", "helm"))
@@ -35,7 +37,7 @@ func helmBinary(t *testing.T) string {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(bin); err != nil {
-		missing(t, fmt.Sprintf("no %s: run `make helm` (make test and make chart-test do)", bin))
+		t.Fatal(fmt.Sprintf("no %s: run `make helm` (make test and make chart-test do)", bin))
 	}
 	return bin
 }
@@ -172,14 +174,4 @@ func yamlOf(t *testing.T, objs manifest) []byte {
 		b.Write(doc)
 	}
 	return b.Bytes()
-}
-
-// missing fails t for a tool make test provides, or skips it under -short
-// (make test-unit), which runs without them.
-func missing(t *testing.T, why string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: " + why)
-	}
-	t.Fatal(why)
 }
