@@ -6,19 +6,33 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/knitops/knit/gitsync/egress"
 )
 
 // remoteName is the name branches are fetched under in a cache repository.
 const remoteName = "origin"
+
+// Reading limits of a cache repository. Blobs over largeObjectBytes are
+// streamed from their pack when read (a checkout copies them to disk
+// without holding them), never decoded into memory whole; objectCacheBytes
+// bounds the decoded objects (trees, commits, small files) each
+// repository keeps for the next read.
+const (
+	largeObjectBytes = 1 << 20
+	objectCacheBytes = 8 << 20
+)
 
 // Cache holds one bare repository per source under Dir.
 type Cache struct {
@@ -30,14 +44,52 @@ type Cache struct {
 	// Nil is the default policy, which refuses local directories and
 	// loopback too: a test fetching from them allows them explicitly.
 	Egress func() *egress.Policy
+	// MaxFetchBytes bounds the pack one fetch may bring: a remote whose
+	// new commits weigh more is cut off while it streams, nothing of it is
+	// kept, and Fetch returns a *TooLargeError. 0 is DefaultMaxFetchBytes;
+	// negative is no limit.
+	MaxFetchBytes int64
+	// LimitHint tells the user of a *TooLargeError how to raise
+	// MaxFetchBytes where this Cache runs, e.g. "raise it with knit dev
+	// --git-max-fetch-size". Empty says nothing.
+	LimitHint string
+	// GCBytes is when a fetch collects the garbage of its repository
+	// (gc.go): once its objects weigh more than GCBytes and twice what
+	// the last collection kept. 0 is DefaultGCBytes; negative collects
+	// after every fetch that brought objects.
+	GCBytes int64
+	// GCGrace keeps the commits a fetch reported as a head within this
+	// long, though no later fetch asks for them: a Revision made from
+	// one may be about to read it (Checkout). 0 is DefaultGCGrace;
+	// negative keeps only the heads of the fetch that collects.
+	GCGrace time.Duration
+	// Retain names the commits of the repository named key that a
+	// collection must keep besides the heads (e.g. those of live Revisions
+	// not checked out yet); nil keeps none. An error skips the collection.
+	Retain func(ctx context.Context, key string) ([]string, error)
 
 	mu    sync.Mutex
 	repos map[string]*repo
 }
 
+// repo is one cache repository. A fetch writes into the storage that
+// readers use; what a reader may see half-done is guarded by rw.
 type repo struct {
-	mu  sync.Mutex // serialises fetches; reads go through go-git's storage
+	mu sync.Mutex // serialises fetches and collections
+	// rw guards the storage's pack list: Checkout reads under RLock, the
+	// registration of a new pack and the removal of old ones hold Lock.
+	rw  sync.RWMutex
 	git *git.Repository
+	st  *filesystem.Storage
+	dir string
+
+	// wanted is when each commit was last reported as a head (GCGrace).
+	wanted map[plumbing.Hash]time.Time
+	// refused is the last fetch refused as too large, so that asking for
+	// the same commits again fails without downloading them again.
+	refused *refusal
+	// collected is what the objects weighed after the last collection.
+	collected int64
 }
 
 // Fetched is the head of each branch a Fetch asked for.
@@ -49,7 +101,10 @@ type Fetched struct {
 }
 
 // Fetch brings branches of url into the cache repository named key (e.g.
-// "<namespace>/<name>") and reports their heads. auth may be nil.
+// "<namespace>/<name>") and reports their heads. auth may be nil. A fetch
+// that would bring more than MaxFetchBytes fails with a *TooLargeError
+// and keeps nothing. After a fetch that brought objects, the repository's
+// garbage is collected when it grew enough (GCBytes).
 func (c *Cache) Fetch(ctx context.Context, key, url string, branches []string, auth transport.AuthMethod) (Fetched, error) {
 	ctx, err := c.guard(ctx, url)
 	if err != nil {
@@ -61,13 +116,13 @@ func (c *Cache) Fetch(ctx context.Context, key, url string, branches []string, a
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-
 	refs, err := remoteBranches(ctx, url, auth)
 	if err != nil {
 		return Fetched{}, fmt.Errorf("list branches of %s: %w", url, err)
 	}
 	out := Fetched{Heads: map[string]string{}}
 	var specs []config.RefSpec
+	var wants []plumbing.Hash
 	for _, b := range branches {
 		h, ok := refs[b]
 		if !ok {
@@ -77,19 +132,51 @@ func (c *Cache) Fetch(ctx context.Context, key, url string, branches []string, a
 		out.Heads[b] = h.String()
 		if !r.has(h) {
 			specs = append(specs, config.RefSpec(fmt.Sprintf("+refs/heads/%s:refs/remotes/%s/%s", b, remoteName, b)))
+			wants = append(wants, h)
 		}
 	}
-	if len(specs) == 0 {
-		return out, nil
+	if len(specs) > 0 {
+		if err := c.fetch(ctx, r, url, specs, wants, auth); err != nil {
+			return Fetched{}, err
+		}
 	}
-	remote := git.NewRemote(r.git.Storer, &config.RemoteConfig{Name: remoteName, URLs: []string{url}})
+	if err := r.track(out.Heads, time.Now()); err != nil {
+		return Fetched{}, err
+	}
+	if len(specs) > 0 {
+		c.collectIfGrown(ctx, key, r, out.Heads)
+	}
+	return out, nil
+}
+
+// fetch brings the commits specs name, shallow, within MaxFetchBytes.
+func (c *Cache) fetch(ctx context.Context, r *repo, url string, specs []config.RefSpec, wants []plumbing.Hash, auth transport.AuthMethod) error {
+	limit := c.maxFetchBytes()
+	if err := r.refused.matches(wants, limit); err != nil {
+		return err
+	}
+	shallow, err := r.st.Shallow()
+	if err != nil {
+		return fmt.Errorf("read shallow commits of %s: %w", r.dir, err)
+	}
+	store := &limitedStorer{Storage: r.st, repo: r, limit: limit}
+	remote := git.NewRemote(store, &config.RemoteConfig{Name: remoteName, URLs: []string{url}})
 	// Shallow: knit deploys branch heads, never walks history, so one
 	// commit per branch is all a fetch needs to bring.
 	err = remote.FetchContext(ctx, &git.FetchOptions{RemoteName: remoteName, RefSpecs: specs, Auth: auth, Force: true, Tags: git.NoTags, Depth: 1})
-	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return Fetched{}, fmt.Errorf("fetch %v from %s: %w", branches, url, err)
+	if store.over {
+		tooLarge := &TooLargeError{URL: url, Limit: limit, Hint: c.LimitHint}
+		r.refused = &refusal{wants: wants, limit: limit, err: tooLarge}
+		if err := r.discard(shallow); err != nil {
+			return errors.Join(tooLarge, err)
+		}
+		return tooLarge
 	}
-	return out, nil
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return fmt.Errorf("fetch %s: %w", url, err)
+	}
+	r.refused = nil
+	return nil
 }
 
 // remoteBranches lists the branch heads of url without fetching objects:
@@ -117,12 +204,62 @@ func (r *repo) has(h plumbing.Hash) bool {
 	return err == nil
 }
 
-// Commit reads a fetched commit of the repository named key.
+// track points the repository's branches at heads, drops those of
+// branches no longer asked for, so that they stop holding objects, and
+// notes when each head was wanted.
+func (r *repo) track(heads map[string]string, now time.Time) error {
+	const prefix = "refs/remotes/" + remoteName + "/"
+	refs, err := r.st.IterReferences()
+	if err != nil {
+		return fmt.Errorf("list refs of %s: %w", r.dir, err)
+	}
+	have := map[string]plumbing.Hash{}
+	_ = refs.ForEach(func(ref *plumbing.Reference) error {
+		if b, ok := strings.CutPrefix(ref.Name().String(), prefix); ok {
+			have[b] = ref.Hash()
+		}
+		return nil
+	})
+	for b := range have {
+		if _, ok := heads[b]; ok {
+			continue
+		}
+		if err := r.st.RemoveReference(plumbing.ReferenceName(prefix + b)); err != nil {
+			return fmt.Errorf("remove branch %s of %s: %w", b, r.dir, err)
+		}
+	}
+	if r.wanted == nil {
+		r.wanted = map[plumbing.Hash]time.Time{}
+	}
+	for b, sha := range heads {
+		h := plumbing.NewHash(sha)
+		r.wanted[h] = now
+		if have[b] == h {
+			continue
+		}
+		if err := r.st.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(prefix+b), h)); err != nil {
+			return fmt.Errorf("point branch %s of %s at %s: %w", b, r.dir, sha, err)
+		}
+	}
+	return nil
+}
+
+// Commit reads a fetched commit of the repository named key. Its tree and
+// files are read from the cache repository when asked for: read them
+// before the next Fetch of key, which may collect them (the GitRepository
+// reconciler fetches and renders a repository in one pass, one pass at a
+// time), or use Checkout, which holds the repository while it reads.
 func (c *Cache) Commit(key, sha string) (*object.Commit, error) {
 	r, err := c.open(key)
 	if err != nil {
 		return nil, err
 	}
+	r.rw.RLock()
+	defer r.rw.RUnlock()
+	return r.commit(key, sha)
+}
+
+func (r *repo) commit(key, sha string) (*object.Commit, error) {
 	commit, err := r.git.CommitObject(plumbing.NewHash(sha))
 	if err != nil {
 		return nil, fmt.Errorf("commit %s of %s: %w", sha, key, err)
@@ -131,11 +268,18 @@ func (c *Cache) Commit(key, sha string) (*object.Commit, error) {
 }
 
 // Forget drops the cache repository named key, when its GitRepository is
-// deleted.
+// deleted; it waits for a fetch or checkout of it to finish.
 func (c *Cache) Forget(key string) error {
 	c.mu.Lock()
+	r := c.repos[key]
 	delete(c.repos, key)
 	c.mu.Unlock()
+	if r != nil {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.rw.Lock()
+		defer r.rw.Unlock()
+	}
 	return os.RemoveAll(c.path(key))
 }
 
@@ -148,20 +292,51 @@ func (c *Cache) open(key string) (*repo, error) {
 		return r, nil
 	}
 	dir := c.path(key)
-	g, err := git.PlainOpen(dir)
-	if errors.Is(err, git.ErrRepositoryNotExists) {
-		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-			return nil, fmt.Errorf("cache dir: %w", err)
-		}
-		g, err = git.PlainInit(dir, true)
-	}
+	r, err := openRepo(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open cache repository %s: %w", dir, err)
 	}
 	if c.repos == nil {
 		c.repos = map[string]*repo{}
 	}
-	r := &repo{git: g}
 	c.repos[key] = r
 	return r, nil
+}
+
+// openRepo opens, or creates, the bare repository dir with knit's reading
+// limits.
+func openRepo(dir string) (*repo, error) {
+	g, err := git.PlainOpen(dir)
+	if errors.Is(err, git.ErrRepositoryNotExists) {
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			return nil, err
+		}
+		g, err = git.PlainInit(dir, true)
+	}
+	if err != nil {
+		return nil, err
+	}
+	plain, ok := g.Storer.(*filesystem.Storage)
+	if !ok {
+		return nil, fmt.Errorf("unexpected storage %T", g.Storer)
+	}
+	st := filesystem.NewStorageWithOptions(plain.Filesystem(), cache.NewObjectLRU(objectCacheBytes),
+		filesystem.Options{LargeObjectThreshold: largeObjectBytes})
+	if g, err = git.Open(st, nil); err != nil {
+		return nil, err
+	}
+	r := &repo{git: g, st: st, dir: dir}
+	return r, r.index()
+}
+
+// index loads the storage's pack index now, under Lock: go-git loads it on
+// the first read, and two first reads at once would both write it.
+func (r *repo) index() error {
+	r.rw.Lock()
+	defer r.rw.Unlock()
+	r.st.Reindex()
+	if err := r.st.HasEncodedObject(plumbing.ZeroHash); err != nil && !errors.Is(err, plumbing.ErrObjectNotFound) {
+		return fmt.Errorf("index packs of %s: %w", r.dir, err)
+	}
+	return nil
 }

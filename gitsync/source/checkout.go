@@ -15,13 +15,22 @@ import (
 // Checkout writes the files of commit sha of the repository named key to
 // <root>/<sha> and returns that directory. A directory already there is
 // reused: a commit's content never changes. The files appear at once,
-// through a rename, so a concurrent build never sees half a tree.
+// through a rename, so a concurrent build never sees half a tree. Large
+// files are copied from the cache repository as they are read, never
+// held in memory whole; a collection of the repository waits until the
+// checkout is done.
 func (c *Cache) Checkout(key, sha, root string) (string, error) {
 	dir := filepath.Join(root, sha)
 	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
 		return dir, nil
 	}
-	commit, err := c.Commit(key, sha)
+	r, err := c.open(key)
+	if err != nil {
+		return "", err
+	}
+	r.rw.RLock()
+	defer r.rw.RUnlock()
+	commit, err := r.commit(key, sha)
 	if err != nil {
 		return "", err
 	}

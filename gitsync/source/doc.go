@@ -8,4 +8,11 @@
 //
 // Each Cache is safe for concurrent use; fetches of one repository are
 // serialised, fetches of different repositories run in parallel.
+//
+// The cache stays bounded in disk and memory, whatever is pushed: a fetch
+// stops once its pack passes Cache.MaxFetchBytes and keeps nothing of it
+// (TooLargeError); a fetch that grew the repository enough collects its
+// garbage, keeping only what the branch heads, the commits wanted lately
+// and those Cache.Retain names reach (gc.go); and large files are
+// streamed from their pack when read, never held whole.
 package source
