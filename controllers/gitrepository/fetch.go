@@ -2,6 +2,7 @@ package gitrepository
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -9,6 +10,7 @@ import (
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	"github.com/knitops/knit/gitsync/hub"
+	gitsource "github.com/knitops/knit/gitsync/source"
 )
 
 // fetchIfDue is the fetch phase: it asks the remote for the heads only
@@ -18,8 +20,8 @@ func (r *Reconciler) fetchIfDue(ctx context.Context, repo *knitv1alpha1.GitRepos
 	branches, asked := fetchList(repo, prs)
 	reason := st.fetchReason(repo, asked, r.now())
 	if reason == "" {
-		// The last fetch succeeded, whether or not its pass wrote so.
-		repo.Status.MarkFetched()
+		// The last fetch stands, whether or not its pass wrote so.
+		st.markFetch(repo)
 		return nil
 	}
 	st.refetch = true // until it succeeds
@@ -31,13 +33,41 @@ func (r *Reconciler) fetchIfDue(ctx context.Context, repo *knitv1alpha1.GitRepos
 	log.FromContext(ctx).V(1).Info("Fetching", "reason", reason, "branches", branches)
 	fetchesTotal.WithLabelValues(repo.Namespace, repo.Name).Inc()
 	fetched, err := r.cache.Fetch(ctx, cacheKey(client.ObjectKeyFromObject(repo)), repo.Spec.URL, branches, auth)
+	if tooLarge := (*gitsource.TooLargeError)(nil); errors.As(err, &tooLarge) {
+		// Not an error to retry: the same commits would be refused again.
+		// The next push, spec change or interval asks again.
+		log.FromContext(ctx).Info("New commits too large to fetch", "limit", tooLarge.Limit)
+		st.refuse(repo, asked, r.now(), err.Error())
+		st.markFetch(repo)
+		return nil
+	}
 	if err != nil {
 		repo.Status.MarkFetchFailed(fetchFailedReason(err), err.Error())
 		return err
 	}
-	repo.Status.MarkFetched()
 	st.remember(repo, fetched, asked, r.now())
+	st.markFetch(repo)
 	return nil
+}
+
+// markFetch sets Fetched from the last fetch: True, or False with
+// TooLarge while the new commits are too large to fetch. Synced says so
+// too (markTooLarge), after the apply phase.
+func (st *remembered) markFetch(repo *knitv1alpha1.GitRepository) {
+	if st.tooLarge != "" {
+		repo.Status.MarkFetchFailed(knitv1alpha1.ReasonTooLarge, st.tooLarge)
+		return
+	}
+	repo.Status.MarkFetched()
+}
+
+// markTooLarge sets Synced to False with TooLarge while the new commits
+// are too large to fetch: what the apply phase synced, if it ran, is the
+// last commits fetched, not the branches' heads.
+func (st *remembered) markTooLarge(repo *knitv1alpha1.GitRepository) {
+	if st.tooLarge != "" {
+		repo.Status.MarkSyncFailed(knitv1alpha1.ReasonTooLarge, st.tooLarge+"; what was deployed before keeps serving")
+	}
 }
 
 // fetchReason says why the last fetch may be out of date, "" when it is

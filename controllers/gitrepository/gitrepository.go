@@ -100,6 +100,7 @@ func (r *Reconciler) sync(ctx context.Context, repo *knitv1alpha1.GitRepository,
 	if err != nil {
 		return nil, nil, err
 	}
+	st.markTooLarge(repo)
 	return prs, done, r.markRevisions(ctx, repo)
 }
 

@@ -36,6 +36,10 @@ type remembered struct {
 	requestedAt string
 	// refetch: the last fetch failed, or was asked for and not done.
 	refetch bool
+	// tooLarge is why the last fetch was refused as too large
+	// (gitsource.TooLargeError), "" when it was not; fetched is then the
+	// fetch before.
+	tooLarge string
 
 	// applied is what the last successful render and apply left; nil
 	// before the first.
@@ -84,7 +88,21 @@ func (m *memory) takeTrigger(key types.NamespacedName) bool {
 
 // remember records a successful fetch and what asked for it.
 func (r *remembered) remember(repo *knitv1alpha1.GitRepository, fetched gitsource.Fetched, asked map[string]string, now time.Time) {
-	r.fetched, r.fetchedAt, r.asked = fetched, now, asked
+	r.fetched = fetched
+	r.answered(repo, asked, now)
+	r.tooLarge = ""
+}
+
+// refuse records a fetch refused as too large: it answered what asked for
+// it (no retry until a push, a new spec or the interval), and the last
+// fetched heads stay what the apply phase syncs.
+func (r *remembered) refuse(repo *knitv1alpha1.GitRepository, asked map[string]string, now time.Time, why string) {
+	r.answered(repo, asked, now)
+	r.tooLarge = why
+}
+
+func (r *remembered) answered(repo *knitv1alpha1.GitRepository, asked map[string]string, now time.Time) {
+	r.fetchedAt, r.asked = now, asked
 	r.generation, r.requestedAt = repo.Generation, requestedAt(repo)
 	r.refetch = false
 }

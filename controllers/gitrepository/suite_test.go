@@ -70,7 +70,8 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(cacheDir)
-	if err := SetupWithManager(mgr, Options{Cache: &gitsource.Cache{Dir: cacheDir, Egress: localDirs}, Announcer: announced, Triggers: triggers}); err != nil {
+	cache := &gitsource.Cache{Dir: cacheDir, Egress: localDirs, MaxFetchBytes: maxFetchBytes, LimitHint: limitHint}
+	if err := SetupWithManager(mgr, Options{Cache: cache, Announcer: announced, Triggers: triggers}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -159,7 +159,9 @@ func (c *Cache) fetch(ctx context.Context, r *repo, url string, specs []config.R
 	if err != nil {
 		return fmt.Errorf("read shallow commits of %s: %w", r.dir, err)
 	}
-	store := &limitedStorer{Storage: r.st, repo: r, limit: limit}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	store := &limitedStorer{Storage: r.st, repo: r, limit: limit, stop: stop}
 	remote := git.NewRemote(store, &config.RemoteConfig{Name: remoteName, URLs: []string{url}})
 	// Shallow: knit deploys branch heads, never walks history, so one
 	// commit per branch is all a fetch needs to bring.

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -20,10 +21,6 @@ import (
 // bigger than this is a repository holding build outputs or media, not
 // what knit deploys from.
 const DefaultMaxFetchBytes = 100 << 20
-
-// errPackTooLarge stops the pack a fetch writes; Fetch turns it into a
-// *TooLargeError.
-var errPackTooLarge = errors.New("pack over the fetch size limit")
 
 // TooLargeError is a fetch that Cache.MaxFetchBytes cut off: the commits
 // it had to bring weigh more. Nothing of it was kept, and asking for the
@@ -83,7 +80,10 @@ type limitedStorer struct {
 	*filesystem.Storage
 	repo  *repo
 	limit int64
-	over  bool // the pack reached the limit
+	// stop cancels the fetch: its next read from the remote fails, which
+	// closes the connection (or kills the local git) and ends it.
+	stop context.CancelFunc
+	over bool // the pack reached the limit
 }
 
 // PackfileWriter is where go-git writes the pack a fetch receives.
@@ -107,8 +107,11 @@ func (s *limitedStorer) PackfileWriter() (io.WriteCloser, error) {
 	return &limitedWriter{WriteCloser: w, s: s}, nil
 }
 
-// limitedWriter counts a pack's bytes and fails the write that would
-// pass the limit, which ends the fetch while the pack streams in.
+// limitedWriter counts a pack's bytes. The write that would pass the
+// limit, and any after it, are dropped, and the fetch is cancelled, which
+// ends it at its next read while the pack streams in. (Failing the write
+// instead would leave go-git waiting for a local git it never reads from
+// again to exit.)
 type limitedWriter struct {
 	io.WriteCloser
 	s       *limitedStorer
@@ -116,9 +119,12 @@ type limitedWriter struct {
 }
 
 func (w *limitedWriter) Write(p []byte) (int, error) {
-	if w.s.limit >= 0 && w.written+int64(len(p)) > w.s.limit {
+	if !w.s.over && w.s.limit >= 0 && w.written+int64(len(p)) > w.s.limit {
 		w.s.over = true
-		return 0, errPackTooLarge
+		w.s.stop()
+	}
+	if w.s.over {
+		return len(p), nil
 	}
 	n, err := w.WriteCloser.Write(p)
 	w.written += int64(n)

@@ -17,62 +17,73 @@ import (
 // nothing (no pack, no temporary file, the branch and the shallow
 // commits as they were), says which limit and how to raise it, and is not
 // downloaded again for the same commits; a higher limit fetches them.
+// Over HTTP, as knit fetches, and from a local directory (tests), where
+// go-git runs git upload-pack and must not wait for it forever.
 func TestFetchOverTheLimit(t *testing.T) {
 	const blob, limit = 48 << 20, 1 << 20
-	dir, git := gitRepo(t)
-	writeFile(t, dir, "service.yaml", "kind: Service\n")
-	git("add", ".")
-	git("commit", "-qm", "small")
-	small := git("rev-parse", "HEAD")
-	srv := serveRepo(t, dir)
-	c := &Cache{Dir: t.TempDir(), Egress: srv.Policy, MaxFetchBytes: limit, LimitHint: "raise it with --git-max-fetch-size"}
-	ctx := context.Background()
-	if _, err := c.Fetch(ctx, "default/app", srv.URL, []string{"main"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	before := snapshot(t, c, "default/app")
+	for _, transport := range []string{"http", "local directory"} {
+		t.Run(transport, func(t *testing.T) {
+			dir, git := gitRepo(t)
+			writeFile(t, dir, "service.yaml", "kind: Service\n")
+			git("add", ".")
+			git("commit", "-qm", "small")
+			small := git("rev-parse", "HEAD")
+			srv := serveRepo(t, dir)
+			url, policy := srv.URL, srv.Policy
+			if transport != "http" {
+				url, policy = dir, localDirs
+			}
+			c := &Cache{Dir: t.TempDir(), Egress: policy, MaxFetchBytes: limit, LimitHint: "raise it with --git-max-fetch-size"}
+			ctx := context.Background()
+			if _, err := c.Fetch(ctx, "default/app", url, []string{"main"}, nil); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshot(t, c, "default/app")
 
-	randomFile(t, dir, "model.bin", blob, 1)
-	git("add", ".")
-	git("commit", "-qm", "big")
-	sentBefore, _ := srv.counts()
-	_, err := c.Fetch(ctx, "default/app", srv.URL, []string{"main"}, nil)
-	var tooLarge *TooLargeError
-	if !errors.As(err, &tooLarge) {
-		t.Fatalf("fetch of a %d-byte blob under a %d-byte limit: err = %v, want a *TooLargeError", blob, limit, err)
-	}
-	t.Logf("refused: %v", err)
-	for _, want := range []string{srv.URL, "1 MiB", "raise it with --git-max-fetch-size"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("the refusal does not say %q: %v", want, err)
-		}
-	}
-	sent, posts := srv.counts()
-	t.Logf("the server sent %d bytes of the ~%d-byte pack before the fetch stopped", sent-sentBefore, blob)
-	if sent-sentBefore > blob/2 {
-		t.Errorf("the server sent %d bytes of a %d-byte pack: the fetch was not stopped while it streamed", sent-sentBefore, blob)
-	}
-	if after := snapshot(t, c, "default/app"); !slices.Equal(after, before) {
-		t.Errorf("the refused fetch left something behind:\nbefore %q\nafter  %q", before, after)
-	}
-	if _, err := c.Commit("default/app", small); err != nil {
-		t.Errorf("the commit fetched before is gone: %v", err)
-	}
+			randomFile(t, dir, "model.bin", blob, 1)
+			git("add", ".")
+			git("commit", "-qm", "big")
+			_, err := c.Fetch(ctx, "default/app", url, []string{"main"}, nil)
+			var tooLarge *TooLargeError
+			if !errors.As(err, &tooLarge) {
+				t.Fatalf("fetch of a %d-byte blob under a %d-byte limit: err = %v, want a *TooLargeError", blob, limit, err)
+			}
+			t.Logf("refused: %v", err)
+			for _, want := range []string{url, "1 MiB", "raise it with --git-max-fetch-size"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("the refusal does not say %q: %v", want, err)
+				}
+			}
+			sent, posts := srv.counts()
+			if transport == "http" {
+				t.Logf("the server sent %d bytes of the ~%d-byte pack before the fetch stopped", sent, blob)
+				if sent > blob/2 {
+					t.Errorf("the server sent %d bytes of a %d-byte pack: the fetch was not stopped while it streamed", sent, blob)
+				}
+			}
+			if after := snapshot(t, c, "default/app"); !slices.Equal(after, before) {
+				t.Errorf("the refused fetch left something behind:\nbefore %q\nafter  %q", before, after)
+			}
+			if _, err := c.Commit("default/app", small); err != nil {
+				t.Errorf("the commit fetched before is gone: %v", err)
+			}
 
-	if _, err := c.Fetch(ctx, "default/app", srv.URL, []string{"main"}, nil); !errors.As(err, &tooLarge) {
-		t.Fatalf("second fetch of the same commits: err = %v, want the same refusal", err)
-	}
-	if _, again := srv.counts(); again != posts {
-		t.Errorf("the same too-large commits were asked for again (%d upload-pack requests, then %d)", posts, again)
-	}
+			if _, err := c.Fetch(ctx, "default/app", url, []string{"main"}, nil); !errors.As(err, &tooLarge) {
+				t.Fatalf("second fetch of the same commits: err = %v, want the same refusal", err)
+			}
+			if _, again := srv.counts(); again != posts {
+				t.Errorf("the same too-large commits were asked for again (%d upload-pack requests, then %d)", posts, again)
+			}
 
-	c.MaxFetchBytes = 2 * blob
-	got, err := c.Fetch(ctx, "default/app", srv.URL, []string{"main"}, nil)
-	if err != nil {
-		t.Fatalf("fetch under a higher limit: %v", err)
-	}
-	if _, err := c.Commit("default/app", got.Heads["main"]); err != nil {
-		t.Errorf("the big commit is not readable after a fetch under a higher limit: %v", err)
+			c.MaxFetchBytes = 2 * blob
+			got, err := c.Fetch(ctx, "default/app", url, []string{"main"}, nil)
+			if err != nil {
+				t.Fatalf("fetch under a higher limit: %v", err)
+			}
+			if _, err := c.Commit("default/app", got.Heads["main"]); err != nil {
+				t.Errorf("the big commit is not readable after a fetch under a higher limit: %v", err)
+			}
+		})
 	}
 }
 

@@ -118,6 +118,7 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, dp *dataPlane, 
 	if err != nil {
 		return err
 	}
+	dp.git.cache.Retain = dp.git.retain(dpMgr.GetClient())
 	ctrls := &controllers{config: apiSrv.config, scheme: scheme, out: out, options: platform.ControlPlaneOptions{
 		Store: dp.store, StoreWatched: true, URLPort: dp.ingress.Listener.Addr().(*net.TCPAddr).Port,
 		QueueImage: queueImage, QueueEnv: queueEnv,

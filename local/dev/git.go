@@ -2,7 +2,10 @@ package dev
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/controllers/gitrepository"
 	"github.com/knitops/knit/gitsync/gitserver"
 	"github.com/knitops/knit/gitsync/hub"
@@ -75,4 +79,36 @@ func (g *gitPlane) sourceDir(_ context.Context, namespace string, labels, annota
 		return "", nil
 	}
 	return g.cache.Checkout(namespace+"/"+repo, sha, filepath.Join(g.srcRoot, namespace, repo))
+}
+
+// retain is the fetch cache's Cache.Retain in knit dev: the commits of a
+// repository's Revisions that are not checked out yet, which their first
+// replica will check out of the cache (sourceDir). A checked-out commit
+// needs the cache no more: its checkout stays while its Revision does
+// (checkoutGC).
+func (g *gitPlane) retain(reader client.Reader) func(ctx context.Context, key string) ([]string, error) {
+	return func(ctx context.Context, key string) ([]string, error) {
+		namespace, repo, _ := strings.Cut(key, "/")
+		revs := &servingv1.RevisionList{}
+		if err := reader.List(ctx, revs, client.InNamespace(namespace), client.MatchingLabels{plan.RepositoryLabel: repo}); err != nil {
+			return nil, fmt.Errorf("list Revisions of repository %s: %w", key, err)
+		}
+		return notCheckedOut(revs.Items, filepath.Join(g.srcRoot, namespace, repo)), nil
+	}
+}
+
+// notCheckedOut lists the commits of revs with no checkout under dir.
+func notCheckedOut(revs []servingv1.Revision, dir string) []string {
+	var out []string
+	for _, r := range revs {
+		sha := r.Annotations[plan.CommitAnnotation]
+		if sha == "" || strings.ContainsAny(sha, `/\.`) {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, sha)); err == nil {
+			continue
+		}
+		out = append(out, sha)
+	}
+	return out
 }

@@ -8,6 +8,11 @@ const (
 	ReasonCredentialsNotFound = "CredentialsNotFound"
 	// ReasonFetchFailed: the remote could not be fetched.
 	ReasonFetchFailed = "FetchFailed"
+	// ReasonTooLarge: the new commits weigh more than one fetch may bring
+	// (the controller's --git-max-fetch-size); they are neither fetched
+	// nor synced, and what was deployed before keeps serving (Fetched and
+	// Synced both say so).
+	ReasonTooLarge = "TooLarge"
 	// ReasonBuilding: a branch's ko:// images are still building.
 	ReasonBuilding = "Building"
 	// ReasonCommitRejected: a commit could not be rendered or applied.
@@ -31,7 +36,7 @@ func (gs *GitRepositoryStatus) MarkFetched() {
 }
 
 // MarkFetchFailed: the remote could not be fetched (ReasonFetchFailed,
-// ReasonCredentialsNotFound, or egress refused it).
+// ReasonCredentialsNotFound, ReasonTooLarge, or egress refused it).
 func (gs *GitRepositoryStatus) MarkFetchFailed(reason, message string) {
 	GitRepositoryConditions.Manage(&gs.Status).MarkFalse(GitRepositoryConditionFetched, reason, message)
 }
@@ -41,9 +46,9 @@ func (gs *GitRepositoryStatus) MarkSynced() {
 	GitRepositoryConditions.Manage(&gs.Status).MarkTrue(GitRepositoryConditionSynced)
 }
 
-// MarkSyncFailed: a commit was refused (ReasonCommitRejected, or the
-// repository's ServiceAccount lacks rights); what was deployed before
-// keeps serving.
+// MarkSyncFailed: a commit was refused (ReasonCommitRejected,
+// ReasonTooLarge, or the repository's ServiceAccount lacks rights); what
+// was deployed before keeps serving.
 func (gs *GitRepositoryStatus) MarkSyncFailed(reason, message string) {
 	GitRepositoryConditions.Manage(&gs.Status).MarkFalse(GitRepositoryConditionSynced, reason, message)
 }
