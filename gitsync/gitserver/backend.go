@@ -1,6 +1,7 @@
 package gitserver
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"net/http/cgi"
 	"strings"
+	"sync/atomic"
 
 	"github.com/go-logr/logr"
 )
@@ -24,17 +26,22 @@ func (s *Server) backend(w http.ResponseWriter, r *http.Request, name, endpoint 
 	// read by http-backend to its end instead.
 	req.TransferEncoding = nil
 	req.Header.Del("Content-Length")
+	push := r.Method == http.MethodPost && endpoint == receivePack
+	var over atomic.Bool // the body passed MaxPushBytes
 	if r.Method == http.MethodPost {
 		max := s.opts.MaxPushBytes
 		if r.ContentLength > max {
-			http.Error(w, fmt.Sprintf("request body of %d bytes is over the server's %d-byte limit", r.ContentLength, max), http.StatusRequestEntityTooLarge)
-			return
+			if !push {
+				http.Error(w, fmt.Sprintf("request body of %d bytes is over the server's %d-byte limit", r.ContentLength, max), http.StatusRequestEntityTooLarge)
+				return
+			}
+			over.Store(true) // refused once its commands are read (receive)
 		}
 		// Reading the body while the response is written is legal then;
 		// http-backend may answer before it has read everything.
 		_ = http.NewResponseController(w).EnableFullDuplex()
 		reqLog := s.opts.Log.WithValues("repo", name, "endpoint", endpoint)
-		req.Body = &limitedBody{rc: r.Body, left: max, max: max, log: reqLog, what: "request body"}
+		req.Body = &limitedBody{rc: r.Body, left: max, max: max, log: reqLog, what: "request body", over: &over}
 		switch enc := strings.ToLower(r.Header.Get("Content-Encoding")); enc {
 		case "":
 		case "gzip", "x-gzip":
@@ -43,7 +50,7 @@ func (s *Server) backend(w http.ResponseWriter, r *http.Request, name, endpoint 
 				http.Error(w, "bad gzip request body: "+err.Error(), http.StatusBadRequest)
 				return
 			}
-			req.Body = &limitedBody{rc: gz, left: max, max: max, log: reqLog, what: "decompressed request body"}
+			req.Body = &limitedBody{rc: gz, left: max, max: max, log: reqLog, what: "decompressed request body", over: &over}
 			req.ContentLength = -1
 			req.Header.Del("Content-Encoding")
 		default:
@@ -63,7 +70,34 @@ func (s *Server) backend(w http.ResponseWriter, r *http.Request, name, endpoint 
 		Stderr: out,
 		Logger: log.New(out, "", 0),
 	}
+	if push {
+		s.receive(w, r, req, h, &over)
+		return
+	}
 	h.ServeHTTP(w, req)
+}
+
+// receive runs a push's receive-pack request, and refuses the push in
+// receive-pack's words when its body passes MaxPushBytes (refuse.go).
+// What the client still sends of a refused push is read and dropped, up
+// to maxDrainBytes, so that git reads the whole refusal (past that it
+// reports a broken connection under the refusal's message).
+func (s *Server) receive(w http.ResponseWriter, r, req *http.Request, h *cgi.Handler, over *atomic.Bool) {
+	body := bufio.NewReader(req.Body)
+	raw, cmds, _ := readCommands(body) // bad commands: http-backend says so
+	if !over.Load() {
+		req.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(raw), body), req.Body}
+		resp := &pushResponse{w: w, over: over}
+		h.ServeHTTP(resp, req)
+		if resp.start() {
+			return
+		}
+	}
+	_, _ = io.CopyN(io.Discard, r.Body, maxDrainBytes)
+	s.refuse(w, cmds)
 }
 
 // lineLog logs what git writes to its standard error, a line a message.
@@ -87,6 +121,7 @@ type limitedBody struct {
 	left, max int64
 	log       logr.Logger
 	what      string
+	over      *atomic.Bool // set once the limit is passed
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -102,6 +137,7 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 		return n, err
 	}
 	n, b.left = int(b.left), -1
+	b.over.Store(true)
 	b.log.Info("Request refused: over the size limit (Options.MaxPushBytes)", "limit", b.max, "body", b.what)
 	return n, b.err()
 }

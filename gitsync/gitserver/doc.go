@@ -36,7 +36,10 @@
 //     404 that says so.
 //   - Request bodies are bounded by Options.MaxPushBytes, after gzip
 //     decoding (git compresses fetch negotiations). Chunked bodies, which
-//     git uses for pushes over 1 MiB, are streamed to http-backend.
+//     git uses for pushes over 1 MiB, are streamed to http-backend. A push
+//     over the limit is refused in receive-pack's words, which `git push`
+//     shows (the limit, how to raise it, every ref rejected), and nothing
+//     of it is stored (refuse.go).
 //   - git runs from an argument vector with a fixed environment: no shell,
 //     no system or global git configuration, nothing from the request but
 //     CGI's HTTP_* variables.

@@ -11,8 +11,10 @@ import (
 	"github.com/go-logr/logr"
 )
 
-// DefaultMaxPushBytes is the default of Options.MaxPushBytes.
-const DefaultMaxPushBytes = 512 << 20
+// DefaultMaxPushBytes is the default of Options.MaxPushBytes: a push
+// bigger than this carries build outputs or media, not what knit deploys
+// from (and knit's fetch would refuse it: gitsource.DefaultMaxFetchBytes).
+const DefaultMaxPushBytes = 100 << 20
 
 // DefaultPathPrefix is the default of Options.PathPrefix.
 const DefaultPathPrefix = "/git"
@@ -29,9 +31,14 @@ type Options struct {
 	// Default "git".
 	Git string
 	// MaxPushBytes bounds the body of every request (a push's pack, a
-	// fetch's negotiation), after gzip decoding. Default
-	// DefaultMaxPushBytes.
+	// fetch's negotiation), after gzip decoding. A push over it is
+	// refused with a message git shows, and nothing of it is stored.
+	// Default DefaultMaxPushBytes.
 	MaxPushBytes int64
+	// LimitHint tells the user of a refused push how to raise
+	// MaxPushBytes where this server runs, e.g. "raise the limit with
+	// knit dev --git-max-push-size". Empty says nothing.
+	LimitHint string
 	// OnPush, when set, is told about every push that changed refs. See
 	// the package doc for when it runs.
 	OnPush func(context.Context, Push)

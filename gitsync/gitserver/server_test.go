@@ -346,28 +346,60 @@ func TestLargePushIsChunked(t *testing.T) {
 	}
 }
 
+// A push over MaxPushBytes is refused in git's words, whether its body
+// has a length (small pushes) or is chunked (over git's 1 MiB
+// http.postBuffer), and however far past the limit it goes: git shows
+// the limit and how to raise it, every ref rejected, and nothing is
+// stored (no ref moved, no object added, a first push leaves no
+// repository).
 func TestPushTooLarge(t *testing.T) {
-	h := newHarness(t, Options{MaxPushBytes: 256 << 10})
+	const limit = 256 << 10
+	h := newHarness(t, Options{MaxPushBytes: limit, LimitHint: "raise the limit with knit dev --git-max-push-size"})
 	work := h.workRepo()
 	h.commit(work, "small", "small")
 	h.git(work, "push", "-q", h.url("app"), "main")
 	h.nextPush()
-	before := h.git(filepath.Join(h.srv.opts.Root, "app.git"), "rev-parse", "main")
+	repo := filepath.Join(h.srv.opts.Root, "app.git")
+	before, objects := h.git(repo, "rev-parse", "main"), h.git(repo, "count-objects", "-v")
 
-	for _, size := range []int{512 << 10, 3 << 20} { // with Content-Length, and chunked
-		randomFile(t, filepath.Join(work, "blob.bin"), size)
-		h.git(work, "add", "-A")
-		h.git(work, "commit", "-q", "-m", "big")
-		out, err := h.run(work, "push", h.url("app"), "main")
-		if err == nil {
-			t.Fatalf("push of %d bytes over a 256 KiB limit succeeded:\n%s", size, out)
-		}
-		t.Logf("push of %d bytes refused:\n%s", size, out)
-		if after := h.git(filepath.Join(h.srv.opts.Root, "app.git"), "rev-parse", "main"); after != before {
-			t.Fatalf("refused push of %d bytes moved main from %s to %s", size, before, after)
-		}
+	for _, size := range []int{512 << 10, 3 << 20, 40 << 20} { // with Content-Length, chunked, far past the limit
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			randomFile(t, filepath.Join(work, "blob.bin"), size)
+			h.git(work, "add", "-A")
+			h.git(work, "commit", "-q", "-m", fmt.Sprintf("big %d", size))
+			h.git(work, "branch", "-f", "feature")
+			out, err := h.run(work, "push", h.url("app"), "main", "feature")
+			if err == nil {
+				t.Fatalf("push of %d bytes over a %d-byte limit succeeded:\n%s", size, limit, out)
+			}
+			t.Logf("push of %d bytes refused:\n%s", size, out)
+			for _, want := range []string{
+				"remote: push refused: it is over this Git server's limit of 256 KiB",
+				"raise the limit with knit dev --git-max-push-size",
+				"[remote rejected] main -> main (push over the 256 KiB limit)",
+				"[remote rejected] feature -> feature (push over the 256 KiB limit)",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("git push does not say %q", want)
+				}
+			}
+			if after := h.git(repo, "rev-parse", "main"); after != before {
+				t.Errorf("refused push of %d bytes moved main from %s to %s", size, before, after)
+			}
+			if got := h.git(repo, "count-objects", "-v"); got != objects {
+				t.Errorf("refused push of %d bytes stored objects:\nbefore %s\nafter  %s", size, objects, got)
+			}
+		})
 	}
 	h.noPush(300 * time.Millisecond)
+
+	out, err := h.run(work, "push", h.url("new"), "main")
+	if err == nil || !strings.Contains(out, "limit of 256 KiB") {
+		t.Errorf("first push of a too-large repository: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(h.srv.opts.Root, "new.git")); !os.IsNotExist(err) {
+		t.Errorf("a refused first push left a repository behind: %v", err)
+	}
 }
 
 func TestGzipRequestBodies(t *testing.T) {
