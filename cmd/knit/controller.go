@@ -21,6 +21,7 @@ import (
 	"github.com/knitops/knit/controllers/gitrepository"
 	"github.com/knitops/knit/gitsync/hub"
 	gitsource "github.com/knitops/knit/gitsync/source"
+	"github.com/knitops/knit/internal/bytesize"
 	"github.com/knitops/knit/platform"
 	"github.com/knitops/knit/webhooks"
 	"github.com/knitops/knit/webhooks/certs"
@@ -45,6 +46,9 @@ func runController(ctx context.Context, args []string, _, stderr io.Writer) erro
 	webhookSecret := fs.String("webhook-secret", "knit-webhook-certs", "`name` of the Secret in "+config.SystemNamespace+" holding the webhook certificate")
 	gitServerURL := fs.String("gitserver-url", "", "base `URL` of knit's Git server, e.g. http://knit-gitserver.knit-system.svc:8090: fetches and builds of its repositories present its token; empty for none")
 	gitServerToken := fs.String("gitserver-token-secret", hub.DefaultTokenSecret, "`name` of the Secret in "+config.SystemNamespace+" holding the Git server's token (key "+hub.TokenKey+")")
+	var maxFetch int64
+	fs.Var(bytesize.NewValue(&maxFetch, gitsource.DefaultMaxFetchBytes), "git-max-fetch-size",
+		"largest `size` of what one fetch of a GitRepository may bring (e.g. 100MiB): the new commits of a bigger one are not synced (Synced=False, reason TooLarge)")
 	if err := f.parse(fs, args); err != nil {
 		return err
 	}
@@ -96,7 +100,8 @@ func runController(ctx context.Context, args []string, _, stderr io.Writer) erro
 		gitServer = &gitrepository.GitServer{URL: *gitServerURL, Token: token.Token}
 	}
 	cp, err := platform.SetupControlPlane(mgr, platform.ControlPlaneOptions{
-		Store: store, QueueImage: *queueImage, GitCache: &gitsource.Cache{Dir: filepath.Join(*cacheDir, "git")},
+		Store: store, QueueImage: *queueImage, GitCache: &gitsource.Cache{Dir: filepath.Join(*cacheDir, "git"), MaxFetchBytes: maxFetch,
+			LimitHint: "ask the cluster's operator to raise the Helm value controller.gitMaxFetchSize (knit controller --git-max-fetch-size)"},
 		Webhooks: true, Logger: slog.Default(), Builds: buildConfig, GitServer: gitServer,
 	})
 	if err != nil {

@@ -10,6 +10,9 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/knitops/knit/gitsync/gitserver"
+	gitsource "github.com/knitops/knit/gitsync/source"
+	"github.com/knitops/knit/internal/bytesize"
 	"github.com/knitops/knit/local/dev"
 )
 
@@ -23,6 +26,10 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&opts.Kubeconfig, "kubeconfig", "", "use this cluster's API instead of starting one")
 	fs.StringVar(&opts.BinDir, "bin-dir", "bin", "where `make tools` put kube-apiserver and etcd")
 	fs.StringVar(&opts.ReplicaNetwork, "replica-network", "auto", "where replicas listen: isolated (a network namespace each, reachable only through knit; root on Linux), shared (this machine's network, on loopback ports), or auto (isolated when possible)")
+	fs.Var(bytesize.NewValue(&opts.GitMaxPushBytes, gitserver.DefaultMaxPushBytes), "git-max-push-size",
+		"largest `size` of a push to knit's Git server (e.g. 100MiB): a bigger one is refused, with a message git shows, and nothing of it is stored")
+	fs.Var(bytesize.NewValue(&opts.GitMaxFetchBytes, gitsource.DefaultMaxFetchBytes), "git-max-fetch-size",
+		"largest `size` of what one fetch of a GitRepository may bring (e.g. 100MiB): the new commits of a bigger one are not synced (Synced=False, reason TooLarge)")
 	verbosity := fs.Int("v", 0, "log verbosity (0 quiet, 1 info, 2+ debug)")
 	if err := fs.Parse(args); err != nil {
 		return err

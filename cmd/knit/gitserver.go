@@ -14,7 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
 	"github.com/knitops/knit/config"
+	"github.com/knitops/knit/gitsync/gitserver"
 	"github.com/knitops/knit/gitsync/hub"
+	"github.com/knitops/knit/internal/bytesize"
 	"github.com/knitops/knit/platform"
 )
 
@@ -34,6 +36,9 @@ func runGitServer(ctx context.Context, args []string, _, stderr io.Writer) error
 	tokenSecret := fs.String("token-secret", hub.DefaultTokenSecret, "`name` of the Secret in "+config.SystemNamespace+
 		" holding the token every push and fetch needs (key "+hub.TokenKey+"); made on first start when missing")
 	hosts := fs.String("hosts", "", "comma-separated host `names` the Git server answers for besides loopback, --public-url's host and IP addresses: its Service's DNS names, a public name")
+	var maxPush int64
+	fs.Var(bytesize.NewValue(&maxPush, gitserver.DefaultMaxPushBytes), "max-push-size",
+		"largest `size` of a push (e.g. 100MiB): a bigger one is refused, with a message git shows, and nothing of it is stored")
 	if err := f.parse(fs, args); err != nil {
 		return err
 	}
@@ -57,7 +62,8 @@ func runGitServer(ctx context.Context, args []string, _, stderr io.Writer) error
 	// journeys reach it by ClusterIP, users by node address or
 	// port-forward, and DNS rebinding needs a name.
 	h, err := hub.New(hub.Options{Root: *root, BaseURL: *publicURL, Namespace: *namespace, Log: ctrl.Log.WithName("git"),
-		Token: token.Token, Hosts: splitList(*hosts), AnyIPHost: true})
+		Token: token.Token, Hosts: splitList(*hosts), AnyIPHost: true,
+		MaxPushBytes: maxPush, PushLimitHint: "ask the cluster's operator to raise the Helm value gitserver.maxPushSize (knit gitserver --max-push-size)"})
 	if err != nil {
 		return err
 	}

@@ -56,6 +56,10 @@ type Options struct {
 	Trigger func(context.Context, client.Client, types.NamespacedName) error
 	// Log receives pushes, syncs asked for and errors.
 	Log logr.Logger
+	// MaxPushBytes bounds a push, and PushLimitHint says how to raise the
+	// limit (gitserver.Options' MaxPushBytes and LimitHint).
+	MaxPushBytes  int64
+	PushLimitHint string
 }
 
 // Hub serves pushes and forge webhooks. Until SetClient is called (the API
@@ -86,7 +90,7 @@ func New(opts Options) (*Hub, error) {
 		hosts = append(slices.Clone(hosts), u.Hostname())
 	}
 	h.server, err = gitserver.New(gitserver.Options{Root: opts.Root, OnPush: h.onPush, Log: opts.Log,
-		Token: opts.Token, Hosts: hosts, AnyIPHost: opts.AnyIPHost})
+		Token: opts.Token, Hosts: hosts, AnyIPHost: opts.AnyIPHost, MaxPushBytes: opts.MaxPushBytes, LimitHint: opts.PushLimitHint})
 	if err != nil {
 		return nil, err
 	}

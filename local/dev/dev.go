@@ -53,7 +53,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 		return err
 	}
 	defer gitSrv.Listener.Close()
-	git, err := newGitPlane(opts.StateDir, gitSrv.URL(), ctrl.Log)
+	git, err := newGitPlane(opts, gitSrv.URL(), ctrl.Log)
 	if err != nil {
 		return err
 	}

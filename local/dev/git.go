@@ -36,20 +36,24 @@ type gitPlane struct {
 
 // newGitPlane starts the Git path; the Git server answers for the
 // loopback names only, and to the holder of the state directory's token.
-func newGitPlane(stateDir, baseURL string, log logr.Logger) (*gitPlane, error) {
+// Pushes and fetches are bounded by opts' Git limits.
+func newGitPlane(opts Options, baseURL string, log logr.Logger) (*gitPlane, error) {
+	stateDir := opts.StateDir
 	token, err := loadGitToken(stateDir)
 	if err != nil {
 		return nil, err
 	}
 	g := &gitPlane{
-		baseURL:  baseURL,
-		token:    token,
-		cache:    &gitsource.Cache{Dir: filepath.Join(stateDir, "git-cache")},
+		baseURL: baseURL,
+		token:   token,
+		cache: &gitsource.Cache{Dir: filepath.Join(stateDir, "git-cache"), MaxFetchBytes: opts.GitMaxFetchBytes,
+			LimitHint: "restart knit dev with a higher --git-max-fetch-size"},
 		srcRoot:  filepath.Join(stateDir, "src"),
 		triggers: make(chan event.GenericEvent, 64),
 	}
 	g.Hub, err = hub.New(hub.Options{Root: filepath.Join(stateDir, "git"), BaseURL: baseURL, Token: gitserver.StaticToken(token),
-		Trigger: g.trigger, Log: log.WithName("git")})
+		Trigger: g.trigger, Log: log.WithName("git"),
+		MaxPushBytes: opts.GitMaxPushBytes, PushLimitHint: "restart knit dev with a higher --git-max-push-size"})
 	if err != nil {
 		return nil, err
 	}

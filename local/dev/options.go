@@ -27,6 +27,14 @@ type Options struct {
 	// "shared" (this machine's network, on loopback ports) or "auto", the
 	// default: isolated when this machine allows it, else shared.
 	ReplicaNetwork string
+	// GitMaxPushBytes bounds one push to knit's Git server: a bigger one
+	// is refused with a message git shows, nothing of it stored. 0 is
+	// gitserver.DefaultMaxPushBytes.
+	GitMaxPushBytes int64
+	// GitMaxFetchBytes bounds what one fetch of a GitRepository may
+	// bring: new commits that weigh more are not synced (Synced=False,
+	// reason TooLarge). 0 is gitsource.DefaultMaxFetchBytes.
+	GitMaxFetchBytes int64
 	// Restart replaces the controllers at every receive, while the
 	// ingress, the activator, the replicas, admission and the Git server
 	// keep serving (`knit dev` sends on it at SIGHUP).

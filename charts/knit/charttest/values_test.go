@@ -51,14 +51,14 @@ func TestValues(t *testing.T) {
 			images(t, m, "knit.local", "dev")
 			wantArgs := map[string][]string{
 				"knit-controller": {"controller", "--leader-elect", "--queue-image=knit.local/knit-queue:dev", "--domain=example.com",
-					"--gitserver-url=http://knit-gitserver.knit-system.svc:8090", "--cache-dir=/var/cache/knit",
+					"--gitserver-url=http://knit-gitserver.knit-system.svc:8090", "--cache-dir=/var/cache/knit", "--git-max-fetch-size=100MiB",
 					"--webhook-port=9443", "--webhook-service=knit-webhook", "--webhook-secret=knit-webhook-certs", "-v=0"},
 				"knit-autoscaler": {"autoscaler", "run", "--leader-elect", "--listen=:8080", "-v=0"},
 				"knit-activator": {"activator", "--listen=:8012", "--autoscaler-url=http://knit-autoscaler.knit-system.svc:8080",
 					"--drain-quiet-period=15s", "-v=0"},
 				"knit-ingress": {"ingress", "--listen=:8080", "--drain-quiet-period=15s", "-v=0"},
 				"knit-gitserver": {"gitserver", "--listen=:8090", "--root=/var/lib/knit/git",
-					"--public-url=http://knit-gitserver.knit-system.svc:8090", "--namespace=default",
+					"--public-url=http://knit-gitserver.knit-system.svc:8090", "--namespace=default", "--max-push-size=100MiB",
 					"--hosts=knit-gitserver,knit-gitserver.knit-system,knit-gitserver.knit-system.svc,knit-gitserver.knit-system.svc.cluster.local", "-v=0"},
 			}
 			for _, w := range workloads {
