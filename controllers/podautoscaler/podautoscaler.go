@@ -68,7 +68,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, errors.Join(err, statusErr)
 	}
-	MarkStatus(&pa.Status, rec.DesiredScale, ready, sks)
+	MarkStatus(&pa.Status, rec, ready, sks)
 	return ctrl.Result{RequeueAfter: rec.RequeueAfter}, r.updateStatus(ctx, pa, before)
 }
 

@@ -18,6 +18,12 @@ type Recommendation struct {
 	Mode networkingv1alpha1.ServerlessServiceOperationMode
 	// NumActivators to put in the path in Proxy mode.
 	NumActivators int32
+	// InitialReady is how many ready replicas a new Revision needs
+	// before its scale target counts as initialized: max(min-scale,
+	// initial-scale), as Knative's activeThreshold. 0 (initial-scale 0
+	// allowed, min-scale 0) initializes it at once, at zero: it is Ready
+	// with no replica and its first request starts one.
+	InitialReady int32
 	// RequeueAfter, when positive, is when the answer may change with
 	// time alone (a grace period ending).
 	RequeueAfter time.Duration

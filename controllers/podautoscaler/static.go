@@ -19,21 +19,35 @@ type StaticRecommender struct{}
 
 // Recommend implements Recommender.
 func (StaticRecommender) Recommend(_ context.Context, pa *autoscalingv1alpha1.PodAutoscaler, _, _ int32) Recommendation {
-	desired := annotationInt(pa, autoscaling.InitialScaleAnnotation, 1)
-	if min := annotationInt(pa, autoscaling.MinScaleAnnotation, 0); min > desired {
-		desired = min
+	unreachable := pa.Spec.Reachability == autoscalingv1alpha1.ReachabilityUnreachable
+	min := annotationInt(pa, autoscaling.MinScaleAnnotation, 0)
+	if unreachable {
+		min = 0 // min-scale holds only while a route can reach the revision
 	}
-	if max := annotationInt(pa, autoscaling.MaxScaleAnnotation, 0); max > 0 && desired > max {
-		desired = max
-	}
-	if pa.Spec.Reachability == autoscalingv1alpha1.ReachabilityUnreachable {
+	initial := InitialReady(annotationInt(pa, autoscaling.InitialScaleAnnotation, 1), min, annotationInt(pa, autoscaling.MaxScaleAnnotation, 0))
+	desired := initial
+	if unreachable {
 		desired = 0
 	}
 	mode := networkingv1alpha1.SKSOperationModeServe
 	if desired == 0 {
 		mode = networkingv1alpha1.SKSOperationModeProxy
 	}
-	return Recommendation{DesiredScale: desired, Mode: mode}
+	return Recommendation{DesiredScale: desired, Mode: mode, InitialReady: initial}
+}
+
+// InitialReady is Knative's activeThreshold before initialization: the
+// ready replicas a Revision needs, max(min-scale, initial-scale), at most
+// its max-scale (0: none).
+func InitialReady(initial, min, max int32) int32 {
+	n := initial
+	if min > n {
+		n = min
+	}
+	if max > 0 && n > max {
+		n = max
+	}
+	return n
 }
 
 // annotationInt is the PodAutoscaler's annotation k, or def when it is

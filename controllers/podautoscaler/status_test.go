@@ -44,7 +44,7 @@ func TestMarkStatusSKSReady(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var s autoscalingv1alpha1.PodAutoscalerStatus
 			autoscalingv1alpha1.PodAutoscalerConditions.Manage(&s.Status).InitializeConditions()
-			MarkStatus(&s, 1, 1, tc.sks)
+			MarkStatus(&s, Recommendation{DesiredScale: 1, InitialReady: 1}, 1, tc.sks)
 			c := s.GetCondition(autoscalingv1alpha1.PodAutoscalerConditionSKSReady)
 			if diff := cmp.Diff(tc.want, cond{c.Status, c.Reason, c.Message}); diff != "" {
 				t.Errorf("SKSReady (-want +got):\n%s", diff)
@@ -57,12 +57,15 @@ func TestMarkStatusSKSReady(t *testing.T) {
 }
 
 // Active and ScaleTargetInitialized follow the replicas: Queued until the
-// first is ready, Activating when scaled up again, NoTraffic at zero.
+// initial scale is ready (at once for initial-scale 0, as Knative's
+// activeThreshold), Activating when scaled up again, NoTraffic at zero.
 func TestMarkStatusActive(t *testing.T) {
 	type cond struct {
 		Status          corev1.ConditionStatus
 		Reason, Message string
 	}
+	queued := cond{corev1.ConditionUnknown, autoscalingv1alpha1.ReasonQueued, "waiting for the first replica"}
+	noTraffic := cond{corev1.ConditionFalse, autoscalingv1alpha1.ReasonNoTraffic, "the revision is scaled to zero; the activator will wake it"}
 	readySKS := &networkingv1alpha1.ServerlessService{}
 	readySKS.Status.ServiceName, readySKS.Status.PrivateServiceName = "hello-00001", "hello-00001-private"
 	readySKS.Status.Conditions = duckv1.Conditions{{Type: duckv1.ConditionReady, Status: corev1.ConditionTrue}}
@@ -70,15 +73,19 @@ func TestMarkStatusActive(t *testing.T) {
 		name                string
 		initialized         bool
 		desired, ready      int32
+		initialReady        int32
+		noService           bool
 		active, initialised cond
 	}{
-		{"waiting for the first replica", false, 1, 0,
-			cond{corev1.ConditionUnknown, autoscalingv1alpha1.ReasonQueued, "waiting for the first replica"},
-			cond{corev1.ConditionUnknown, autoscalingv1alpha1.ReasonQueued, "waiting for the first replica"}},
-		{"the first replica ready", false, 1, 1, cond{Status: corev1.ConditionTrue}, cond{Status: corev1.ConditionTrue}},
-		{"scaled to zero", true, 0, 0,
-			cond{corev1.ConditionFalse, autoscalingv1alpha1.ReasonNoTraffic, "the revision is scaled to zero; the activator will wake it"}, cond{Status: corev1.ConditionTrue}},
-		{"woken from zero", true, 2, 0,
+		{"waiting for the first replica", false, 1, 0, 1, false, queued, queued},
+		{"the first replica ready", false, 1, 1, 1, false, cond{Status: corev1.ConditionTrue}, cond{Status: corev1.ConditionTrue}},
+		{"one of an initial scale of three ready", false, 3, 1, 3, false, cond{Status: corev1.ConditionTrue},
+			cond{corev1.ConditionUnknown, autoscalingv1alpha1.ReasonQueued, "waiting for 3 ready replicas, the initial scale (1 so far)"}},
+		{"initial scale three reached", false, 3, 3, 3, false, cond{Status: corev1.ConditionTrue}, cond{Status: corev1.ConditionTrue}},
+		{"initial scale 0: initialized at zero", false, 0, 0, 0, false, noTraffic, cond{Status: corev1.ConditionTrue}},
+		{"initial scale 0, the SKS without its Service yet", false, 0, 0, 0, true, queued, queued},
+		{"scaled to zero", true, 0, 0, 1, false, noTraffic, cond{Status: corev1.ConditionTrue}},
+		{"woken from zero", true, 2, 0, 1, false,
 			cond{corev1.ConditionUnknown, autoscalingv1alpha1.ReasonActivating, "waiting for 2 replica(s) to become ready"}, cond{Status: corev1.ConditionTrue}},
 	}
 	for _, tc := range tests {
@@ -88,7 +95,11 @@ func TestMarkStatusActive(t *testing.T) {
 			if tc.initialized {
 				s.MarkScaleTargetInitialized()
 			}
-			MarkStatus(&s, tc.desired, tc.ready, readySKS)
+			sks := readySKS.DeepCopy()
+			if tc.noService {
+				sks.Status.ServiceName, sks.Status.PrivateServiceName = "", ""
+			}
+			MarkStatus(&s, Recommendation{DesiredScale: tc.desired, InitialReady: tc.initialReady}, tc.ready, sks)
 			get := func(ct duckv1.ConditionType) cond {
 				c := s.GetCondition(ct)
 				return cond{c.Status, c.Reason, c.Message}
@@ -97,7 +108,7 @@ func TestMarkStatusActive(t *testing.T) {
 			if diff := cmp.Diff([]cond{tc.active, tc.initialised}, got); diff != "" {
 				t.Errorf("Active, ScaleTargetInitialized (-want +got):\n%s", diff)
 			}
-			if *s.DesiredScale != tc.desired || *s.ActualScale != tc.ready || s.ServiceName != "hello-00001" || s.MetricsServiceName != "hello-00001-private" {
+			if *s.DesiredScale != tc.desired || *s.ActualScale != tc.ready || s.ServiceName != sks.Status.ServiceName || s.MetricsServiceName != sks.Status.PrivateServiceName {
 				t.Errorf("status %+v, want the scales and the SKS's Services", s)
 			}
 		})

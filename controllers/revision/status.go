@@ -31,7 +31,9 @@ func MarkStatus(s *servingv1.RevisionStatus, dep *appsv1.Deployment, pa *autosca
 		}
 	case progressing != nil && progressing.Status == corev1.ConditionFalse:
 		s.MarkResourcesAvailableFalse(progressing.Reason, progressing.Message)
-	case ready > 0:
+	case ready > 0 || pa.Status.GetCondition(autoscalingv1alpha1.PodAutoscalerConditionScaleTargetInitialized).IsTrue():
+		// Its initial scale was ready (none at initial-scale 0, as
+		// Knative's PropagateAutoscalerStatus takes it).
 		s.MarkResourcesAvailableTrue()
 		s.MarkContainerHealthyTrue()
 	case s.GetCondition(servingv1.RevisionConditionContainerHealthy).IsTrue():

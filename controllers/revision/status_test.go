@@ -79,7 +79,10 @@ func TestMarkStatus(t *testing.T) {
 		return p
 	}
 	healthy := func(s *servingv1.RevisionStatus) { s.MarkContainerHealthyTrue() }
-	two := int32(2)
+	two, zero := int32(2), int32(0)
+	initializedAtZero := pa(corev1.ConditionFalse, "NoTraffic", &zero)
+	initializedAtZero.Status.Conditions = append(initializedAtZero.Status.Conditions,
+		duckv1.Condition{Type: autoscalingv1alpha1.PodAutoscalerConditionScaleTargetInitialized, Status: corev1.ConditionTrue})
 	tests := []struct {
 		name                         string
 		before                       func(*servingv1.RevisionStatus)
@@ -115,6 +118,12 @@ func TestMarkStatus(t *testing.T) {
 		name: "scaled to zero after serving stays Ready", before: healthy, dep: dep(0), pa: pa(corev1.ConditionFalse, "NoTraffic", nil),
 		resources: cond{Status: corev1.ConditionTrue}, container: cond{Status: corev1.ConditionTrue}, active: cond{corev1.ConditionFalse, "NoTraffic", ""},
 		ready: cond{Status: corev1.ConditionTrue},
+	}, {
+		// initial-scale 0: Knative's PodAutoscaler is initialized at zero,
+		// and the Revision Ready with no replica ever started.
+		name: "initialized at zero", dep: dep(0), pa: initializedAtZero,
+		resources: cond{Status: corev1.ConditionTrue}, container: cond{Status: corev1.ConditionTrue}, active: cond{corev1.ConditionFalse, "NoTraffic", ""},
+		ready: cond{Status: corev1.ConditionTrue}, desired: &zero,
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -75,7 +75,8 @@ func (k *KPA) Recommend(_ context.Context, pa *autoscalingv1alpha1.PodAutoscaler
 	rev.decider.Scale(now, ready)
 	step := autoscaler.Reconcile(rev.spec.Scaler, rev.state, autoscaler.Observation{Now: now, Decision: rev.decider.Status(), ReadyPods: ready})
 	rev.state = step.State
-	rec := podautoscaler.Recommendation{DesiredScale: current, Mode: networkingv1alpha1.SKSOperationModeServe, RequeueAfter: step.RequeueAfter}
+	rec := podautoscaler.Recommendation{DesiredScale: current, Mode: networkingv1alpha1.SKSOperationModeServe, RequeueAfter: step.RequeueAfter,
+		InitialReady: initialReady(rev.spec.Scaler)}
 	// The decider first decides a tick interval after it started, as
 	// Knative's per-decider ticker first fires; come back exactly then, not
 	// on this KPA's shared ticker, which may wake it up to an interval later.
@@ -89,6 +90,16 @@ func (k *KPA) Recommend(_ context.Context, pa *autoscalingv1alpha1.PodAutoscaler
 		rec.Mode, rec.NumActivators = networkingv1alpha1.SKSOperationModeProxy, 1
 	}
 	return rec
+}
+
+// initialReady is the ready replicas a new revision needs to count as
+// initialized; min-scale counts only while the revision is reachable.
+func initialReady(spec autoscaler.ScalerSpec) int32 {
+	min := spec.MinScale
+	if !spec.Reachable {
+		min = 0
+	}
+	return podautoscaler.InitialReady(spec.InitialScale, min, spec.MaxScale)
 }
 
 // revision returns the state for pa, creating it or refreshing its spec
