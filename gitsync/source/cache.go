@@ -1,14 +1,15 @@
 package source
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
@@ -54,18 +55,14 @@ type Cache struct {
 	// --git-max-fetch-size". Empty says nothing.
 	LimitHint string
 	// GCBytes is when a fetch collects the garbage of its repository
-	// (gc.go): once its objects weigh more than GCBytes and twice what
-	// the last collection kept. 0 is DefaultGCBytes; negative collects
-	// after every fetch that brought objects.
+	// (gc.go): once its objects weigh GCBytes more than what the last
+	// collection kept. 0 is DefaultGCBytes; negative collects after every
+	// fetch that brought objects.
 	GCBytes int64
-	// GCGrace keeps the commits a fetch reported as a head within this
-	// long, though no later fetch asks for them: a Revision made from
-	// one may be about to read it (Checkout). 0 is DefaultGCGrace;
-	// negative keeps only the heads of the fetch that collects.
-	GCGrace time.Duration
 	// Retain names the commits of the repository named key that a
-	// collection must keep besides the heads (e.g. those of live Revisions
-	// not checked out yet); nil keeps none. An error skips the collection.
+	// collection must keep besides the heads and the heads they replaced
+	// (e.g. those of live Revisions not checked out yet); nil keeps none.
+	// An error skips the collection.
 	Retain func(ctx context.Context, key string) ([]string, error)
 
 	mu    sync.Mutex
@@ -83,8 +80,11 @@ type repo struct {
 	st  *filesystem.Storage
 	dir string
 
-	// wanted is when each commit was last reported as a head (GCGrace).
-	wanted map[plumbing.Hash]time.Time
+	// heads are the commits the last fetch reported as heads, and
+	// previous those of the fetch before that reported others: a
+	// Revision of one may be about to read it (Checkout), so a collection
+	// keeps them.
+	heads, previous []plumbing.Hash
 	// refused is the last fetch refused as too large, so that asking for
 	// the same commits again fails without downloading them again.
 	refused *refusal
@@ -140,11 +140,11 @@ func (c *Cache) Fetch(ctx context.Context, key, url string, branches []string, a
 			return Fetched{}, err
 		}
 	}
-	if err := r.track(out.Heads, time.Now()); err != nil {
+	if err := r.track(out.Heads); err != nil {
 		return Fetched{}, err
 	}
 	if len(specs) > 0 {
-		c.collectIfGrown(ctx, key, r, out.Heads)
+		c.collectIfGrown(ctx, key, r)
 	}
 	return out, nil
 }
@@ -178,6 +178,9 @@ func (c *Cache) fetch(ctx context.Context, r *repo, url string, specs []config.R
 		return fmt.Errorf("fetch %s: %w", url, err)
 	}
 	r.refused = nil
+	if store.written >= releaseAfterBytes {
+		releaseMemory()
+	}
 	return nil
 }
 
@@ -208,8 +211,8 @@ func (r *repo) has(h plumbing.Hash) bool {
 
 // track points the repository's branches at heads, drops those of
 // branches no longer asked for, so that they stop holding objects, and
-// notes when each head was wanted.
-func (r *repo) track(heads map[string]string, now time.Time) error {
+// notes the heads, and those they replaced.
+func (r *repo) track(heads map[string]string) error {
 	const prefix = "refs/remotes/" + remoteName + "/"
 	refs, err := r.st.IterReferences()
 	if err != nil {
@@ -230,12 +233,8 @@ func (r *repo) track(heads map[string]string, now time.Time) error {
 			return fmt.Errorf("remove branch %s of %s: %w", b, r.dir, err)
 		}
 	}
-	if r.wanted == nil {
-		r.wanted = map[plumbing.Hash]time.Time{}
-	}
 	for b, sha := range heads {
 		h := plumbing.NewHash(sha)
-		r.wanted[h] = now
 		if have[b] == h {
 			continue
 		}
@@ -243,7 +242,21 @@ func (r *repo) track(heads map[string]string, now time.Time) error {
 			return fmt.Errorf("point branch %s of %s at %s: %w", b, r.dir, sha, err)
 		}
 	}
+	r.noteHeads(heads)
 	return nil
+}
+
+// noteHeads remembers heads, and the heads they replace when they differ
+// from the last ones.
+func (r *repo) noteHeads(heads map[string]string) {
+	var now []plumbing.Hash
+	for _, sha := range heads {
+		now = append(now, plumbing.NewHash(sha))
+	}
+	slices.SortFunc(now, func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) })
+	if !slices.Equal(now, r.heads) {
+		r.previous, r.heads = r.heads, now
+	}
 }
 
 // Commit reads a fetched commit of the repository named key. Its tree and

@@ -12,7 +12,7 @@
 // The cache stays bounded in disk and memory, whatever is pushed: a fetch
 // stops once its pack passes Cache.MaxFetchBytes and keeps nothing of it
 // (TooLargeError); a fetch that grew the repository enough collects its
-// garbage, keeping only what the branch heads, the commits wanted lately
-// and those Cache.Retain names reach (gc.go); and large files are
+// garbage, keeping only what the branch heads, the heads they replaced
+// and the commits Cache.Retain names reach (gc.go); and large files are
 // streamed from their pack when read, never held whole.
 package source

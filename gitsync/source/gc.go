@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -20,20 +21,18 @@ import (
 // every one (a 669 MB cache in issue #10, finding 13). A collection
 // writes what the commits still wanted reach (their trees and files,
 // never history: a shallow cache has none) into one new pack, and
-// removes every other pack and loose object.
-const (
-	// DefaultGCBytes is the default of Cache.GCBytes.
-	DefaultGCBytes = 32 << 20
-	// DefaultGCGrace is the default of Cache.GCGrace: as long as a
-	// checkout of a commit just synced may wait for its Revision.
-	DefaultGCGrace = 10 * time.Minute
-)
+// removes every other pack and loose object. What is kept is the heads,
+// the heads they replaced (the Revision of a head synced just before may
+// not have checked it out yet) and what Cache.Retain names.
 
-// collectIfGrown collects the garbage of r once it weighs more than
-// GCBytes and twice what the last collection kept: the work of a
-// collection (rewriting what is kept) stays proportional to what fetches
-// brought. A collection that fails is logged: the fetch stands.
-func (c *Cache) collectIfGrown(ctx context.Context, key string, r *repo, heads map[string]string) {
+// DefaultGCBytes is the default of Cache.GCBytes: the garbage a
+// repository may hold before a fetch collects it.
+const DefaultGCBytes = 32 << 20
+
+// collectIfGrown collects the garbage of r once it weighs GCBytes more
+// than what the last collection kept. A collection that fails is logged:
+// the fetch stands.
+func (c *Cache) collectIfGrown(ctx context.Context, key string, r *repo) {
 	log := logr.FromContextOrDiscard(ctx).WithValues("repository", key)
 	size, err := objectsSize(r.dir)
 	if err != nil {
@@ -43,7 +42,7 @@ func (c *Cache) collectIfGrown(ctx context.Context, key string, r *repo, heads m
 	if !c.grown(size, r.collected) {
 		return
 	}
-	keep, err := c.keep(ctx, key, r, heads, time.Now())
+	keep, err := c.keep(ctx, key, r)
 	if err != nil {
 		log.Error(err, "Cannot tell which commits to keep; not collecting the cache repository's garbage")
 		return
@@ -59,35 +58,20 @@ func (c *Cache) collectIfGrown(ctx context.Context, key string, r *repo, heads m
 }
 
 func (c *Cache) grown(size, collected int64) bool {
-	min := c.GCBytes
+	garbage := c.GCBytes
 	switch {
-	case min < 0:
+	case garbage < 0:
 		return true
-	case min == 0:
-		min = DefaultGCBytes
+	case garbage == 0:
+		garbage = DefaultGCBytes
 	}
-	return size > max(min, 2*collected)
+	return size > collected+garbage
 }
 
-// keep is every commit a collection of r keeps: the heads, the commits
-// reported as heads within GCGrace, and what Retain names.
-func (c *Cache) keep(ctx context.Context, key string, r *repo, heads map[string]string, now time.Time) ([]plumbing.Hash, error) {
-	grace := c.GCGrace
-	if grace == 0 {
-		grace = DefaultGCGrace
-	}
-	var keep []plumbing.Hash
-	for _, sha := range heads {
-		keep = append(keep, plumbing.NewHash(sha))
-	}
-	for h, at := range r.wanted {
-		switch {
-		case now.Sub(at) >= grace:
-			delete(r.wanted, h)
-		case !isHead(heads, h):
-			keep = append(keep, h)
-		}
-	}
+// keep is every commit a collection of r keeps: the heads, the heads they
+// replaced, and what Retain names.
+func (c *Cache) keep(ctx context.Context, key string, r *repo) ([]plumbing.Hash, error) {
+	keep := slices.Concat(r.heads, r.previous)
 	if c.Retain == nil {
 		return keep, nil
 	}
@@ -99,15 +83,6 @@ func (c *Cache) keep(ctx context.Context, key string, r *repo, heads map[string]
 		keep = append(keep, plumbing.NewHash(sha))
 	}
 	return keep, nil
-}
-
-func isHead(heads map[string]string, h plumbing.Hash) bool {
-	for _, sha := range heads {
-		if sha == h.String() {
-			return true
-		}
-	}
-	return false
 }
 
 // collect keeps what the commits keep reach (those the repository holds)

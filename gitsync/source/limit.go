@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -82,8 +83,9 @@ type limitedStorer struct {
 	limit int64
 	// stop cancels the fetch: its next read from the remote fails, which
 	// closes the connection (or kills the local git) and ends it.
-	stop context.CancelFunc
-	over bool // the pack reached the limit
+	stop    context.CancelFunc
+	over    bool  // the pack reached the limit
+	written int64 // bytes of the pack
 }
 
 // PackfileWriter is where go-git writes the pack a fetch receives.
@@ -114,12 +116,11 @@ func (s *limitedStorer) PackfileWriter() (io.WriteCloser, error) {
 // again to exit.)
 type limitedWriter struct {
 	io.WriteCloser
-	s       *limitedStorer
-	written int64
+	s *limitedStorer
 }
 
 func (w *limitedWriter) Write(p []byte) (int, error) {
-	if !w.s.over && w.s.limit >= 0 && w.written+int64(len(p)) > w.s.limit {
+	if !w.s.over && w.s.limit >= 0 && w.s.written+int64(len(p)) > w.s.limit {
 		w.s.over = true
 		w.s.stop()
 	}
@@ -127,8 +128,24 @@ func (w *limitedWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	n, err := w.WriteCloser.Write(p)
-	w.written += int64(n)
+	w.s.written += int64(n)
 	return n, err
+}
+
+// releaseAfterBytes is the size of a fetched pack after which the memory
+// its indexing took is given back at once (releaseMemory).
+const releaseAfterBytes = 16 << 20
+
+// releaseMemory gives the memory a large fetch took back to the system.
+// go-git indexes a fetched pack holding each object whole once, in a
+// buffer it keeps in a sync.Pool, which lasts two garbage collections: in
+// a process that allocates little (a controller between syncs) that is
+// minutes of a buffer the size of the largest file pushed, on top of what
+// the runtime keeps of freed memory. Two forced collections drop it and
+// return it; a large fetch is rare enough for them to cost nothing.
+func releaseMemory() {
+	debug.FreeOSMemory()
+	debug.FreeOSMemory()
 }
 
 // discard removes what a fetch cut off left: the pack go-git was writing

@@ -27,7 +27,7 @@ func TestBigPushesLeaveTheHeapFlat(t *testing.T) {
 	git("add", ".")
 	git("commit", "-qm", "first")
 	srv := serveRepo(t, dir)
-	c := &Cache{Dir: t.TempDir(), Egress: srv.Policy, GCGrace: -1, GCBytes: -1}
+	c := &Cache{Dir: t.TempDir(), Egress: srv.Policy, GCBytes: -1}
 	ctx := context.Background()
 	if _, err := c.Fetch(ctx, "default/app", srv.URL, []string{"main"}, nil); err != nil {
 		t.Fatal(err)
