@@ -48,7 +48,7 @@ func runController(ctx context.Context, args []string, _, stderr io.Writer) erro
 	gitServerToken := fs.String("gitserver-token-secret", hub.DefaultTokenSecret, "`name` of the Secret in "+config.SystemNamespace+" holding the Git server's token (key "+hub.TokenKey+")")
 	var maxFetch int64
 	fs.Var(bytesize.NewValue(&maxFetch, gitsource.DefaultMaxFetchBytes), "git-max-fetch-size",
-		"largest `size` of what one fetch of a GitRepository may bring (e.g. 100MiB): the new commits of a bigger one are not synced (Synced=False, reason TooLarge)")
+		"largest `size` of what one fetch of a GitRepository may bring, every file of its branch heads (e.g. 100MiB): heads that weigh more are not synced (Synced=False, reason TooLarge)")
 	if err := f.parse(fs, args); err != nil {
 		return err
 	}

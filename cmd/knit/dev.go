@@ -29,7 +29,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Var(bytesize.NewValue(&opts.GitMaxPushBytes, gitserver.DefaultMaxPushBytes), "git-max-push-size",
 		"largest `size` of a push to knit's Git server (e.g. 100MiB): a bigger one is refused, with a message git shows, and nothing of it is stored")
 	fs.Var(bytesize.NewValue(&opts.GitMaxFetchBytes, gitsource.DefaultMaxFetchBytes), "git-max-fetch-size",
-		"largest `size` of what one fetch of a GitRepository may bring (e.g. 100MiB): the new commits of a bigger one are not synced (Synced=False, reason TooLarge)")
+		"largest `size` of what one fetch of a GitRepository may bring, every file of its branch heads (e.g. 100MiB): heads that weigh more are not synced (Synced=False, reason TooLarge)")
 	verbosity := fs.Int("v", 0, "log verbosity (0 quiet, 1 info, 2+ debug)")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -45,10 +45,11 @@ type Cache struct {
 	// Nil is the default policy, which refuses local directories and
 	// loopback too: a test fetching from them allows them explicitly.
 	Egress func() *egress.Policy
-	// MaxFetchBytes bounds the pack one fetch may bring: a remote whose
-	// new commits weigh more is cut off while it streams, nothing of it is
-	// kept, and Fetch returns a *TooLargeError. 0 is DefaultMaxFetchBytes;
-	// negative is no limit.
+	// MaxFetchBytes bounds the pack one fetch may bring: every file of
+	// the heads it asks for, since a shallow fetch is sent whole trees, so
+	// in effect the size of a repository's branch heads. A bigger one is
+	// cut off while it streams, nothing of it is kept, and Fetch returns a
+	// *TooLargeError. 0 is DefaultMaxFetchBytes; negative is no limit.
 	MaxFetchBytes int64
 	// LimitHint tells the user of a *TooLargeError how to raise
 	// MaxFetchBytes where this Cache runs, e.g. "raise it with knit dev

@@ -37,7 +37,7 @@ type TooLargeError struct {
 }
 
 func (e *TooLargeError) Error() string {
-	msg := fmt.Sprintf("fetch from %s stopped at %s, the limit of one fetch: the new commits weigh more, and nothing of them was kept; take the large files out of the branch (build outputs and media do not belong in the repository knit deploys from)",
+	msg := fmt.Sprintf("fetch from %s stopped at %s, the limit of one fetch (which brings every file of the branch heads), and nothing of it was kept; take the large files out of the branch (build outputs and media do not belong in the repository knit deploys from)",
 		e.URL, bytesize.Format(e.Limit))
 	if e.Hint != "" {
 		msg += ", or " + e.Hint

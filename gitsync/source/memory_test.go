@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,7 +20,8 @@ import (
 // for a build, collect the cache — holds no large file in memory once it
 // is done: pushes of a 64 MiB file leave the heap where it was. (While a
 // fetch runs, go-git's pack indexer holds the largest object once; that
-// peak is reported, not asserted.)
+// peak is reported, not asserted.) Render never reads a large file: a
+// YAML file over its budget is refused by its size.
 func TestBigPushesLeaveTheHeapFlat(t *testing.T) {
 	const blob, rounds = 64 << 20, 2
 	dir, git := gitRepo(t)
@@ -53,6 +55,36 @@ func TestBigPushesLeaveTheHeapFlat(t *testing.T) {
 		if grew := int64(after) - int64(base); grew > blob/4 {
 			t.Errorf("push %d of a %s file left the heap %s larger", i, mib(blob), mib(uint64(grew)))
 		}
+	}
+
+	// A YAML file over render's budget (32 MiB) is refused by its size,
+	// never read.
+	const huge = 40 << 20
+	git("rm", "-q", "model.bin")
+	randomFile(t, dir, "data.yaml", huge, 9)
+	git("add", ".")
+	git("commit", "-qm", "a huge YAML file")
+	got, err := c.Fetch(ctx, "default/app", srv.URL, []string{"main"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit, err := c.Commit("default/app", got.Heads["main"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := commit.Tree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak := watchHeap()
+	_, err = render.Render(tree, "")
+	top := peak()
+	if !errors.Is(err, render.ErrInvalid) || !strings.Contains(err.Error(), "data.yaml") {
+		t.Fatalf("render of a commit with a %s YAML file: %v, want it refused", mib(huge), err)
+	}
+	t.Logf("render refused the %s data.yaml with the heap at %s at most: %v", mib(huge), mib(top), err)
+	if top > base+huge/4 {
+		t.Errorf("render read the %s YAML file it refused: the heap reached %s", mib(huge), mib(top))
 	}
 }
 

@@ -32,8 +32,9 @@ type Options struct {
 	// gitserver.DefaultMaxPushBytes.
 	GitMaxPushBytes int64
 	// GitMaxFetchBytes bounds what one fetch of a GitRepository may
-	// bring: new commits that weigh more are not synced (Synced=False,
-	// reason TooLarge). 0 is gitsource.DefaultMaxFetchBytes.
+	// bring, every file of its branch heads: heads that weigh more are not
+	// synced (Synced=False, reason TooLarge). 0 is
+	// gitsource.DefaultMaxFetchBytes.
 	GitMaxFetchBytes int64
 	// Restart replaces the controllers at every receive, while the
 	// ingress, the activator, the replicas, admission and the Git server

@@ -8,10 +8,10 @@ const (
 	ReasonCredentialsNotFound = "CredentialsNotFound"
 	// ReasonFetchFailed: the remote could not be fetched.
 	ReasonFetchFailed = "FetchFailed"
-	// ReasonTooLarge: the new commits weigh more than one fetch may bring
-	// (the controller's --git-max-fetch-size); they are neither fetched
-	// nor synced, and what was deployed before keeps serving (Fetched and
-	// Synced both say so).
+	// ReasonTooLarge: the branch heads' files weigh more than one fetch
+	// may bring (the controller's --git-max-fetch-size); they are neither
+	// fetched nor synced, and what was deployed before keeps serving
+	// (Fetched and Synced both say so).
 	ReasonTooLarge = "TooLarge"
 	// ReasonBuilding: a branch's ko:// images are still building.
 	ReasonBuilding = "Building"
