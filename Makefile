@@ -16,9 +16,9 @@ K8S_LDFLAGS    := -X k8s.io/component-base/version.gitVersion=v$(K8S_VERSION) \
 
 # envtest (and knit dev) find kube-apiserver and etcd here. Exported only to
 # the targets that start a control plane, so `make test-unit` needs no ./bin.
-test chart-test run bench: export KUBEBUILDER_ASSETS := $(BIN)
+test chart-test run bench bench-scale: export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build generate verify-generated tools test test-unit fuzz run bench vet fmt-check clean-tools
+.PHONY: all build generate verify-generated tools test test-unit test-reliability fuzz run bench bench-scale vet fmt-check clean-tools
 
 all: build
 
@@ -70,6 +70,18 @@ test: tools verify-generated vet fmt-check ## everything CI runs: unit, envtest,
 		echo "*** Kubernetes needs root on Linux (network and mount namespaces, cgroups). Run them as root."; echo; \
 	fi
 
+# Issue #10's journeys, alone: knit dev restarted under load (controllers
+# only: 0 failed requests; the whole process: only its own exit), an app
+# that ignores SIGTERM replaced under load (0 failed), knit dev killed with
+# SIGKILL (no orphan), loopback-only listeners and isolated replicas, and
+# an undelivered CloudEvent across a restart. make test runs them within
+# go test ./...; this runs them and nothing else (~3 minutes).
+RELIABILITY_TESTS := TestRestartingTheControllersFailsNoRequest|TestRestartingKnitDevUnderLoad|TestReplacingAnAppThatIgnoresSIGTERMFailsNoRequest|TestKilledKnitDevLeavesNoOrphans|TestKnitDevListensOnLoopbackOnlyAndIsolatesReplicas|TestUndeliveredEventSurvivesKnitDevRestart
+
+test-reliability: export KUBEBUILDER_ASSETS := $(BIN)
+test-reliability: tools ## issue #10's restart, replacement, orphan, isolation and durable-event journeys in knit dev
+	go test -count=1 -run '^($(RELIABILITY_TESTS))$$' ./e2e/
+
 # Every FuzzXxx of the module, each for FUZZTIME: go test fuzzes one
 # target per run. Plain `go test` already runs their seeds (f.Add and
 # testdata/fuzz/FuzzXxx) as tests; this looks for new inputs. A failing
@@ -110,6 +122,15 @@ bench: tools knative-queue ## request-path and cold-start benchmarks → docs/be
 		echo "bench: not root on Linux (or BENCH_NO_CLUSTER set): the cluster part is skipped"; \
 		go run ./hack/bench -bin-dir $(BIN) -out docs/benchmarks.md $(BENCH_FLAGS); \
 	fi
+
+# A thousand Services in one knit dev (issue #12's journey): apply at
+# initial scale 0 → all Ready, knit dev's CPU and memory idle at zero, 200
+# more at initial scale 1 (a replica each) → Ready and back to zero, a
+# restart → full resync, and a push of a repository of 100 Services.
+# Writes its own section of docs/benchmarks.md (~10 minutes).
+bench-scale: tools ## a thousand Services in knit dev → docs/benchmarks.md's scale section
+	@mkdir -p docs
+	go run ./hack/bench -scale -bin-dir $(BIN) -out docs/benchmarks.md $(BENCH_SCALE_FLAGS)
 
 # ---- Knative's queue-proxy, make bench's second reference ----
 # knative.dev/serving/cmd/queue at the release hack/knative/go.mod pins,

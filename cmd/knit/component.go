@@ -31,6 +31,10 @@ type componentFlags struct {
 	leaderElect bool
 	drain       time.Duration
 	verbosity   int
+	// qps and burst are the client-side rate limit of the component's
+	// API client (client-go's default is 5/s, bursts of 10).
+	qps   float64
+	burst int
 }
 
 // register adds the shared flags; leader says whether the component may
@@ -40,6 +44,8 @@ func (f *componentFlags) register(fs *flag.FlagSet, leader, drain bool) {
 	fs.StringVar(&f.metrics, "metrics-listen", ":9090", "`address` of Prometheus /metrics; 0 for none")
 	fs.StringVar(&f.probes, "health-listen", ":8081", "`address` of /healthz and /readyz; 0 for none")
 	fs.IntVar(&f.verbosity, "v", 0, "log verbosity (0 warnings, 1 lifecycle, 2+ debug)")
+	fs.Float64Var(&f.qps, "kube-api-qps", 100, "requests per second to the Kubernetes API, at most (client-side; the API server's priority and fairness still applies)")
+	fs.IntVar(&f.burst, "kube-api-burst", 200, "requests to the Kubernetes API in a burst above --kube-api-qps, at most")
 	if leader {
 		fs.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader among replicas (a Lease in "+config.SystemNamespace+"); only the leader reconciles")
 	}
@@ -68,6 +74,7 @@ func (f *componentFlags) newManager(leaderID string, tune func(*ctrl.Options)) (
 	if err != nil {
 		return nil, err
 	}
+	cfg.QPS, cfg.Burst = float32(f.qps), f.burst
 	scheme, err := api.NewScheme()
 	if err != nil {
 		return nil, err

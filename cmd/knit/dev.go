@@ -23,6 +23,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&opts.StateDir, "state-dir", ".knit", "directory for etcd data, keys, logs and the kubeconfig; survives restarts")
 	fs.StringVar(&opts.HTTPAddr, "http-addr", "127.0.0.1:8080", "ingress address: every route's host is served here")
 	fs.StringVar(&opts.GitAddr, "git-addr", "127.0.0.1:8090", "Git server and forge webhook address")
+	fs.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics (controllers' reconciles and queues, activator, autoscaler) at /metrics here, and Go's profiles at /debug/pprof/; empty serves none")
 	fs.StringVar(&opts.Kubeconfig, "kubeconfig", "", "use this cluster's API instead of starting one")
 	fs.StringVar(&opts.BinDir, "bin-dir", "bin", "where `make tools` put kube-apiserver and etcd")
 	fs.StringVar(&opts.ReplicaNetwork, "replica-network", "auto", "where replicas listen: isolated (a network namespace each, reachable only through knit; root on Linux), shared (this machine's network, on loopback ports), or auto (isolated when possible)")

@@ -13,19 +13,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/knitops/knit/api"
 	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
-	"github.com/knitops/knit/local/dev"
 )
 
 // The cold-start subject: examples/helloworld (min-scale 0) with
@@ -78,10 +74,8 @@ type coldResult struct {
 // times runs cold starts, each after the Revision reached zero and
 // beside a start of the same app binary alone.
 func measureColdStart(ctx context.Context, root, binDir string, runs int, progress io.Writer) (*coldResult, error) {
-	for _, tool := range []string{"kube-apiserver", "etcd", "kubectl"} {
-		if _, err := os.Stat(filepath.Join(binDir, tool)); err != nil {
-			return nil, fmt.Errorf("%s is missing from %s: run `make tools` first", tool, binDir)
-		}
+	if err := checkTools(binDir); err != nil {
+		return nil, err
 	}
 	tmp, err := os.MkdirTemp("", "knit-bench-")
 	if err != nil {
@@ -89,16 +83,16 @@ func measureColdStart(ctx context.Context, root, binDir string, runs int, progre
 	}
 	defer os.RemoveAll(tmp)
 	res := &coldResult{}
-
 	began := time.Now()
-	knit := filepath.Join(tmp, "knit")
-	if out, err := goCmd(ctx, root, "build", "-o", tmp+string(filepath.Separator), "./cmd/knit", "./cmd/knit-queue").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("go build ./cmd/knit ./cmd/knit-queue: %v\n%s", err, out)
+
+	knit, err := buildKnit(ctx, root, tmp)
+	if err != nil {
+		return nil, err
 	}
 	res.knitBuild = time.Since(began)
 
 	began = time.Now()
-	d, err := startDev(ctx, knit, root, binDir, tmp)
+	d, err := startDev(ctx, knit, root, binDir, tmp, false)
 	if err != nil {
 		return nil, err
 	}
@@ -151,121 +145,6 @@ func measureColdStart(ctx context.Context, root, binDir string, runs int, progre
 		res.runs = append(res.runs, run)
 	}
 	return res, nil
-}
-
-// knitDev is one running `knit dev`.
-type knitDev struct {
-	cmd      *exec.Cmd
-	root     string
-	binDir   string
-	stateDir string
-	httpAddr string
-	logPath  string
-	log      *os.File
-	exited   chan error
-	drained  chan struct{}
-}
-
-// startDev starts knit dev and waits for its banner.
-func startDev(ctx context.Context, knit, root, binDir, tmp string) (*knitDev, error) {
-	httpAddr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	gitAddr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	d := &knitDev{
-		root: root, binDir: binDir, stateDir: filepath.Join(tmp, "state"), httpAddr: httpAddr,
-		logPath: filepath.Join(tmp, "knit-dev.log"), exited: make(chan error, 1), drained: make(chan struct{}),
-	}
-	if d.log, err = os.Create(d.logPath); err != nil {
-		return nil, err
-	}
-	d.cmd = exec.Command(knit, "dev", "--state-dir", d.stateDir, "--bin-dir", binDir, "--http-addr", httpAddr, "--git-addr", gitAddr)
-	d.cmd.Dir = root
-	d.cmd.Stderr = d.log
-	d.cmd.SysProcAttr = devSysProcAttr()
-	stdout, err := d.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := d.cmd.Start(); err != nil {
-		return nil, err
-	}
-	ready := make(chan struct{})
-	go func() {
-		defer close(d.drained)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			fmt.Fprintln(d.log, sc.Text())
-			if strings.HasPrefix(sc.Text(), dev.ReadyLine) {
-				close(ready)
-			}
-		}
-	}()
-	go func() { d.exited <- d.cmd.Wait() }()
-	select {
-	case <-ready:
-		return d, nil
-	case err := <-d.exited:
-		d.exited <- err
-		d.stop()
-		return nil, d.explain(fmt.Errorf("knit dev exited before it was ready: %v", err))
-	case <-time.After(devReadyTimeout):
-		d.stop()
-		return nil, d.explain(fmt.Errorf("knit dev not ready within %s", devReadyTimeout))
-	case <-ctx.Done():
-		d.stop()
-		return nil, ctx.Err()
-	}
-}
-
-// stop sends SIGTERM, waits for knit dev to stop its replicas and
-// control plane, and kills it after devStopTimeout; idempotent.
-func (d *knitDev) stop() {
-	if d.cmd.Process == nil {
-		return
-	}
-	_ = d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-d.exited:
-		d.exited <- err
-	case <-time.After(devStopTimeout):
-		_ = d.cmd.Process.Kill()
-		d.exited <- <-d.exited
-	}
-	<-d.drained
-	d.log.Close()
-}
-
-// explain adds the end of knit dev's log to err.
-func (d *knitDev) explain(err error) error {
-	data, _ := os.ReadFile(d.logPath)
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	return fmt.Errorf("%w\n--- last lines of knit dev's log:\n%s", err, strings.Join(lines[max(0, len(lines)-30):], "\n"))
-}
-
-func (d *knitDev) client() (client.Client, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(d.stateDir, "kubeconfig"))
-	if err != nil {
-		return nil, err
-	}
-	scheme, err := api.NewScheme()
-	if err != nil {
-		return nil, err
-	}
-	return client.New(cfg, client.Options{Scheme: scheme})
-}
-
-func (d *knitDev) kubectl(ctx context.Context, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(d.binDir, "kubectl"),
-		append([]string{"--kubeconfig", filepath.Join(d.stateDir, "kubeconfig")}, args...)...)
-	cmd.Dir = d.root
-	return cmd.CombinedOutput()
 }
 
 // waitZero waits until the autoscaler decided zero, no replica is ready,

@@ -40,6 +40,10 @@ type options struct {
 	// profileCC are the concurrency and containerConcurrency it profiles.
 	queueProfile        string
 	profileC, profileCC int
+	// scale runs the scale part alone (make bench-scale) and writes its
+	// section into out.
+	scale     bool
+	scaleOpts scaleOptions
 }
 
 // measures reports whether the path named name is measured (-paths).
@@ -65,6 +69,11 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.queueProfile, "queue-profile", "", "after the measurement, profile one more knit-queue process under load and write its CPU and allocation profiles to this directory")
 	flag.IntVar(&o.profileC, "queue-profile-c", 10, "the concurrency of -queue-profile's load")
 	flag.IntVar(&o.profileCC, "queue-profile-cc", 0, "the containerConcurrency of -queue-profile's knit-queue")
+	flag.BoolVar(&o.scale, "scale", false, "run the scale part alone (a thousand Services in knit dev, make bench-scale) and write its section into -out")
+	flag.IntVar(&o.scaleOpts.services, "scale-services", 1000, "Services the scale part applies at once, at initial scale 0")
+	flag.IntVar(&o.scaleOpts.warm, "scale-warm", 200, "Services the scale part applies at once at initial scale 1 (a replica each)")
+	flag.IntVar(&o.scaleOpts.repo, "scale-repo", 100, "Services in the repository the scale part pushes")
+	flag.DurationVar(&o.scaleOpts.idle, "scale-idle", 30*time.Second, "how long the scale part measures knit dev idle")
 	flag.Parse()
 	for _, f := range strings.Split(*conc, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -137,6 +146,9 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	if o.scale {
+		return runScale(ctx, o, root, binDir, began)
+	}
 	rep := &report{machine: readMachine(root), opts: o}
 
 	if rep.request, err = measureRequestPath(ctx, root, o, os.Stderr); err != nil {
@@ -152,11 +164,12 @@ func run(ctx context.Context, o options) error {
 			return fmt.Errorf("cluster: %w", err)
 		}
 	}
-	if rep.cluster == nil && o.out != "" {
-		// Keep the last cluster measurement rather than drop it.
-		if old, err := os.ReadFile(o.out); err == nil {
+	if old, err := os.ReadFile(o.out); o.out != "" && err == nil {
+		if rep.cluster == nil {
+			// Keep the last cluster measurement rather than drop it.
 			rep.carriedCluster = carriedCluster(string(old))
 		}
+		rep.carriedScale = carriedScale(string(old))
 	}
 	rep.elapsed = time.Since(began)
 
@@ -168,6 +181,29 @@ func run(ctx context.Context, o options) error {
 		}
 		fmt.Fprintf(os.Stderr, "bench: wrote %s in %s\n", o.out, rep.elapsed.Round(time.Second))
 	}
+	return nil
+}
+
+// runScale is make bench-scale: the scale part alone, its section put
+// into the page at o.out in place of the last one.
+func runScale(ctx context.Context, o options, root, binDir string, began time.Time) error {
+	res, err := measureScale(ctx, root, binDir, o.scaleOpts, os.Stderr)
+	if err != nil {
+		return fmt.Errorf("scale: %w", err)
+	}
+	section := res.markdown(readMachine(root), time.Since(began))
+	fmt.Print(section)
+	if o.out == "" {
+		return nil
+	}
+	old, err := os.ReadFile(o.out)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	if err := os.WriteFile(o.out, []byte(spliceSection(string(old), section)), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "bench: wrote the scale section of %s in %s\n", o.out, time.Since(began).Round(time.Second))
 	return nil
 }
 

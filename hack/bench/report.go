@@ -65,7 +65,10 @@ type report struct {
 	// carriedCluster is a previous report's cluster section, kept when
 	// this run skipped the cluster part.
 	carriedCluster string
-	elapsed        time.Duration
+	// carriedScale is make bench-scale's section of the page, kept as
+	// it is.
+	carriedScale string
+	elapsed      time.Duration
 }
 
 // result is the cell of the path named name at concurrency c; ok is
@@ -116,6 +119,8 @@ func (r *report) markdown() string {
 	} else {
 		b.WriteString(r.carriedCluster)
 	}
+
+	b.WriteString(r.carriedScale)
 
 	fmt.Fprintf(&b, "\n## Targets\n\n")
 	fmt.Fprintf(&b, "Issue #12's for the queue-proxy, DESIGN.md's for the rest.\n\n")

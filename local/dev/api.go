@@ -21,6 +21,16 @@ type apiServer struct {
 	stop       func() error
 }
 
+// The client-side rate limit of knit dev's API clients. client-go's
+// default (5 requests/s, bursts of 10) paces a Service's dozen writes to
+// seconds: a thousand Services would take many minutes while the API
+// server idles. knit dev talks to an API server of its own on loopback,
+// whose max-requests-inflight still bounds the load.
+const (
+	devAPIQPS   = 1000
+	devAPIBurst = 2000
+)
+
 func startAPI(ctx context.Context, opts Options) (*apiServer, error) {
 	if opts.Kubeconfig != "" {
 		return useExistingAPI(ctx, opts)
@@ -29,7 +39,9 @@ func startAPI(ctx context.Context, opts Options) (*apiServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &apiServer{config: cp.RESTConfig(), url: cp.APIURL(), kubeconfig: cp.KubeconfigPath(), issuer: cp, stop: cp.Stop}, nil
+	cfg := cp.RESTConfig()
+	cfg.QPS, cfg.Burst = devAPIQPS, devAPIBurst
+	return &apiServer{config: cfg, url: cp.APIURL(), kubeconfig: cp.KubeconfigPath(), issuer: cp, stop: cp.Stop}, nil
 }
 
 func useExistingAPI(ctx context.Context, opts Options) (*apiServer, error) {

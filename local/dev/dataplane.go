@@ -3,6 +3,8 @@ package dev
 import (
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/pprof"
 
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -41,9 +43,16 @@ type dataPlane struct {
 // newManager builds the data plane's manager and registers everything on
 // it; nothing runs until it starts.
 func (p *dataPlane) newManager(cfg *rest.Config, scheme *k8sruntime.Scheme, opts Options) (ctrl.Manager, error) {
+	metricsAddr := "0" // controller-runtime's "serve none"
+	if opts.MetricsAddr != "" {
+		metricsAddr = opts.MetricsAddr
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
+		Scheme: scheme,
+		// This manager outlives the controllers' restarts, and the
+		// registry is the process's: the controllers' metrics are served
+		// here too.
+		Metrics:                metricsserver.Options{BindAddress: metricsAddr, ExtraHandlers: profilingHandlers()},
 		HealthProbeBindAddress: "0",
 		WebhookServer:          p.adm.server,
 	})
@@ -87,4 +96,17 @@ func (p *dataPlane) newManager(cfg *rest.Config, scheme *k8sruntime.Scheme, opts
 	}
 	p.git.SetClient(mgr.GetClient())
 	return mgr, nil
+}
+
+// profilingHandlers serve Go's profiles beside the metrics (/debug/pprof/):
+// where knit dev spends its CPU with a thousand Services is a question
+// for `go tool pprof`, on the same loopback address the metrics take.
+func profilingHandlers() map[string]http.Handler {
+	return map[string]http.Handler{
+		"/debug/pprof/":        http.HandlerFunc(pprof.Index),
+		"/debug/pprof/cmdline": http.HandlerFunc(pprof.Cmdline),
+		"/debug/pprof/profile": http.HandlerFunc(pprof.Profile),
+		"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
+		"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
+	}
 }

@@ -19,6 +19,12 @@ type Options struct {
 	HTTPAddr string
 	// GitAddr serves knit's Git repositories and forge webhooks.
 	GitAddr string
+	// MetricsAddr, when set, serves Prometheus metrics of every part of
+	// knit dev (reconciles and work queues of each controller, the
+	// activator, the autoscaler) at /metrics on it: what `knit controller`
+	// serves on a cluster, for a user or a benchmark that wants to see a
+	// resync finish. Empty serves none.
+	MetricsAddr string
 	// Kubeconfig, when set, points at an existing API server to use
 	// instead of starting one.
 	Kubeconfig string
@@ -64,7 +70,11 @@ func (o *Options) Defaults() {
 // Validate reports the first flag that cannot work, before anything starts.
 func (o *Options) Validate() error {
 	var errs []error
-	for flag, addr := range map[string]string{"--http-addr": o.HTTPAddr, "--git-addr": o.GitAddr} {
+	addrs := map[string]string{"--http-addr": o.HTTPAddr, "--git-addr": o.GitAddr}
+	if o.MetricsAddr != "" {
+		addrs["--metrics-addr"] = o.MetricsAddr
+	}
+	for flag, addr := range addrs {
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			errs = append(errs, fmt.Errorf("%s %q: %w", flag, addr, err))
 		}
