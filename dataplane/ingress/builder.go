@@ -36,13 +36,18 @@ func SetupWithManager(mgr ctrl.Manager, router *Router) error {
 		Complete(&tableBuilder{client: mgr.GetClient(), router: router})
 }
 
+// Reconcile reads every Route and EndpointSlice straight from the cache,
+// without the copies a List makes by default: Build only reads them and
+// keeps strings, which the cache never changes in place (it replaces an
+// object on update). Copying was 30% of knit's CPU while a thousand
+// Services were applied, a full copy of every Route and slice per event.
 func (b *tableBuilder) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	routes := &servingv1.RouteList{}
-	if err := b.client.List(ctx, routes); err != nil {
+	if err := b.client.List(ctx, routes, client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, fmt.Errorf("list Routes: %w", err)
 	}
 	slices := &discoveryv1.EndpointSliceList{}
-	if err := b.client.List(ctx, slices); err != nil {
+	if err := b.client.List(ctx, slices, client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, fmt.Errorf("list EndpointSlices: %w", err)
 	}
 	b.router.Update(Build(routes.Items, slices.Items))

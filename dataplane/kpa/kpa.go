@@ -45,6 +45,9 @@ type revision struct {
 	state       autoscaler.State
 	// activator load reported since the last tick.
 	activatorConcurrency, activatorRPS float64
+	// ready is the ready pods the last Recommend saw: what a tick
+	// decides with between reconciles.
+	ready int32
 }
 
 // New returns a KPA reading config-autoscaler through config and the
@@ -72,6 +75,7 @@ func (k *KPA) Recommend(_ context.Context, pa *autoscalingv1alpha1.PodAutoscaler
 	if rev.specErr != nil {
 		return podautoscaler.StaticRecommender{}.Recommend(context.Background(), pa, ready, current)
 	}
+	rev.ready = ready
 	rev.decider.Scale(now, ready)
 	step := autoscaler.Reconcile(rev.spec.Scaler, rev.state, autoscaler.Observation{Now: now, Decision: rev.decider.Status(), ReadyPods: ready})
 	rev.state = step.State

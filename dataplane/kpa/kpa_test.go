@@ -183,3 +183,30 @@ func TestConfigEditReachesRunningDecider(t *testing.T) {
 		t.Errorf("at the tick after config-autoscaler set the target to 10: desired scale = %d, want more than 1", got)
 	}
 }
+
+// A tick wakes a PodAutoscaler only when its decision changed, as
+// Knative's autoscaler informs the reconciler: once the panic window (6 s)
+// is full of the same load, its decision (5 pods, the same excess burst
+// capacity) stays and ticks wake nobody, so a thousand idle Revisions cost
+// no reconcile.
+func TestTickWakesOnlyOnANewDecision(t *testing.T) {
+	clock := start
+	k := newKPA(t, &clock, statsServer(t, 10, 5), statsServer(t, 10, 5), statsServer(t, 10, 5))
+	pa := newPA(map[string]string{"autoscaling.knative.dev/target": "10"})
+	ctx := context.Background()
+	k.Recommend(ctx, pa, 3, 3)
+	var woken []bool
+	for range 8 {
+		for len(k.wakes) > 0 {
+			<-k.wakes
+		}
+		clock = clock.Add(2 * time.Second)
+		k.tick(ctx)
+		woken = append(woken, len(k.wakes) > 0)
+	}
+	// The first tick decides (a change from no decision); the panic
+	// window's average moves while it fills, then holds.
+	if !woken[0] || woken[5] || woken[6] || woken[7] {
+		t.Errorf("woken at ticks 1-8: %v; want the first, and none of the last three", woken)
+	}
+}
