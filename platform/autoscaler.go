@@ -17,7 +17,7 @@ import (
 func SetupAutoscaler(mgr ctrl.Manager, store *config.Store) (*kpa.KPA, error) {
 	scaler := kpa.New(func() *autoscaler.Config { return store.Load().Autoscaler }, mgr.GetClient())
 	err := run([]step{
-		{"autoscaler", func() error { return mgr.Add(scaler) }},
+		{"autoscaler", func() error { return scaler.SetupWithManager(mgr) }},
 		{"podautoscaler", func() error { return podautoscaler.SetupWithManager(mgr, scaler, scaler.Wakes()) }},
 	})
 	if err != nil {

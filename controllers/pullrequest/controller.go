@@ -19,6 +19,7 @@ import (
 	"github.com/knitops/knit/gitsync/forgeapi"
 	"github.com/knitops/knit/gitsync/plan"
 	prmodel "github.com/knitops/knit/gitsync/pullrequest"
+	"github.com/knitops/knit/internal/endpointslices"
 )
 
 // Forge is what the reconciler tells a pull request's forge.
@@ -70,6 +71,9 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		r.forges = ForgeFromSecret(mgr.GetAPIReader())
 	}
 	if r.metrics == nil {
+		if err := endpointslices.Index(context.Background(), mgr.GetCache()); err != nil {
+			return err
+		}
 		r.metrics = MetricsFromEndpoints(mgr.GetClient(), nil)
 	}
 	if r.now == nil {

@@ -14,6 +14,7 @@ import (
 
 	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 	"github.com/knitops/knit/controllers/conflict"
+	"github.com/knitops/knit/internal/endpointslices"
 )
 
 // Activator is where the activators' endpoints are published: the
@@ -31,7 +32,9 @@ type Reconciler struct {
 // NewReconciler is the reconciler without a manager, for a caller that
 // must settle ServerlessServices before any manager runs: knit dev at
 // startup, whose previous run's replicas are gone, points their public
-// endpoints at the activator before its ingress serves.
+// endpoints at the activator before its ingress serves. c finds slices
+// through endpointslices.List: a direct client must be wrapped in
+// endpointslices.Uncached.
 func NewReconciler(c client.Client, activator Activator) *Reconciler {
 	return &Reconciler{client: c, activator: activator}
 }
@@ -40,6 +43,9 @@ func NewReconciler(c client.Client, activator Activator) *Reconciler {
 // its SKS; an activator slice change wakes every SKS, since any of them may
 // be in Proxy mode.
 func SetupWithManager(mgr ctrl.Manager, activator Activator) error {
+	if err := endpointslices.Index(context.Background(), mgr.GetCache()); err != nil {
+		return err
+	}
 	r := NewReconciler(mgr.GetClient(), activator)
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&networkingv1alpha1.ServerlessService{}).

@@ -9,12 +9,14 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 	"github.com/knitops/knit/controllers/owned"
 	"github.com/knitops/knit/controllers/serverlessservice/resources"
+	"github.com/knitops/knit/internal/endpointslices"
 )
 
 // Reconcile ensures the private and public Services, then points the
@@ -97,12 +99,11 @@ func (r *Reconciler) ensureService(ctx context.Context, sks *networkingv1alpha1.
 	return err
 }
 
+// slices are the Service's EndpointSlices, deep copies: parts of them go
+// into the public slices written to the API, which decodes its answer
+// into them, and the public ones are deleted through it.
 func (r *Reconciler) slices(ctx context.Context, ns, service string) ([]discoveryv1.EndpointSlice, error) {
-	list := &discoveryv1.EndpointSliceList{}
-	if err := r.client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{discoveryv1.LabelServiceName: service}); err != nil {
-		return nil, fmt.Errorf("list EndpointSlices of %s/%s: %w", ns, service, err)
-	}
-	return list.Items, nil
+	return endpointslices.List(ctx, r.client, types.NamespacedName{Namespace: ns, Name: service})
 }
 
 // syncPublic makes the public Service's SKS-managed slices exactly want.

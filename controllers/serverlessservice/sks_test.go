@@ -22,6 +22,7 @@ import (
 	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 	"github.com/knitops/knit/controllers/owned"
 	"github.com/knitops/knit/controllers/serverlessservice/resources"
+	"github.com/knitops/knit/internal/endpointslices/endpointslicestest"
 )
 
 var (
@@ -143,7 +144,7 @@ func TestReconcile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(tc.objs...).
+			c := endpointslicestest.WithIndex(fake.NewClientBuilder().WithScheme(scheme)).WithObjects(tc.objs...).
 				WithStatusSubresource(&networkingv1alpha1.ServerlessService{}).WithInterceptorFuncs(tc.funcs).Build()
 			r := &Reconciler{client: c, activator: activator}
 			_, err = r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})

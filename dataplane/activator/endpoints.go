@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/internal/endpointslices"
 )
 
 // The private Service over a Revision's replicas is named after it with
@@ -39,7 +40,8 @@ var activatorService = types.NamespacedName{Namespace: "knit-system", Name: "kni
 // and ready replicas from the manager's cache: Revisions, and the
 // EndpointSlices of their private Services. It keeps this activator's
 // place among the activators (Options.Self) from the EndpointSlices of
-// the activator Service, rebalancing every Revision when it changes. It
+// the activator Service, rebalancing every Revision when it changes,
+// each Service's slices found through the cache's index by Service. It
 // also adds the activator to the manager, so Start runs with it. None
 // needs the leader: every activator replica serves. Call it before
 // serving requests.
@@ -50,6 +52,9 @@ func (a *Activator) SetupWithManager(mgr ctrl.Manager) error {
 		if _, err := mgr.GetCache().GetInformer(context.Background(), obj, cache.BlockUntilSynced(false)); err != nil {
 			return err
 		}
+	}
+	if err := endpointslices.Index(context.Background(), mgr.GetCache()); err != nil {
+		return err
 	}
 	r := &endpointsReconciler{client: mgr.GetClient(), a: a}
 	a.resolve = func(ctx context.Context, key types.NamespacedName) error {
@@ -103,12 +108,12 @@ type peersReconciler struct {
 }
 
 func (r *peersReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	var list discoveryv1.EndpointSliceList
-	if err := r.client.List(ctx, &list, client.InNamespace(activatorService.Namespace),
-		client.MatchingLabels{discoveryv1.LabelServiceName: activatorService.Name}); err != nil {
+	// Only read, into addresses: no copy of the cache's slices.
+	items, err := endpointslices.List(ctx, r.client, activatorService, client.UnsafeDisableDeepCopy)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
-	r.a.setPeers(peersOf(activatorAddresses(list.Items, r.a.opts.Self), r.a.opts.Self))
+	r.a.setPeers(peersOf(activatorAddresses(items, r.a.opts.Self), r.a.opts.Self))
 	return reconcile.Result{}, nil
 }
 
@@ -142,12 +147,13 @@ func (r *endpointsReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 		}
 		return reconcile.Result{}, err
 	}
-	var list discoveryv1.EndpointSliceList
-	if err := r.client.List(ctx, &list, client.InNamespace(req.Namespace),
-		client.MatchingLabels{discoveryv1.LabelServiceName: req.Name + privateSuffix}); err != nil {
+	// Only read, into addresses: no copy of the cache's slices.
+	items, err := endpointslices.List(ctx, r.client, types.NamespacedName{Namespace: req.Namespace, Name: req.Name + privateSuffix},
+		client.UnsafeDisableDeepCopy)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
-	r.a.update(req.NamespacedName, configFor(rev, r.a.opts.MaxWait), readyAddresses(list.Items))
+	r.a.update(req.NamespacedName, configFor(rev, r.a.opts.MaxWait), readyAddresses(items))
 	return reconcile.Result{}, nil
 }
 

@@ -2,20 +2,21 @@ package activator
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/internal/endpointslices/endpointslicestest"
 )
 
 func slice(ports map[string]int32, eps ...discoveryv1.Endpoint) discoveryv1.EndpointSlice {
@@ -194,23 +195,17 @@ func TestActivatorServiceOfSlice(t *testing.T) {
 	}
 }
 
-// sliceReader is a cache holding EndpointSlices, filtered as a List
-// asks.
-type sliceReader []discoveryv1.EndpointSlice
-
-func (sliceReader) Get(context.Context, client.ObjectKey, client.Object, ...client.GetOption) error {
-	return errors.New("sliceReader answers List only: the peers reconciler never reads one slice")
-}
-
-func (r sliceReader) List(_ context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	o := (&client.ListOptions{}).ApplyOptions(opts)
-	out := list.(*discoveryv1.EndpointSliceList)
-	for _, s := range r {
-		if s.Namespace == o.Namespace && (o.LabelSelector == nil || o.LabelSelector.Matches(labels.Set(s.Labels))) {
-			out.Items = append(out.Items, s)
-		}
+// sliceReader is a cache holding the slices, indexed by Service as the
+// manager's is.
+func sliceReader(t *testing.T, slices []discoveryv1.EndpointSlice) client.Reader {
+	t.Helper()
+	b := endpointslicestest.WithIndex(fake.NewClientBuilder())
+	for i := range slices {
+		s := slices[i].DeepCopy()
+		s.Name = fmt.Sprintf("slice-%d", i)
+		b = b.WithObjects(s)
 	}
-	return nil
+	return b.Build()
 }
 
 // The peers reconciler places the activator among the ready endpoints of
@@ -226,12 +221,12 @@ func TestPeersReconciler(t *testing.T) {
 	r := &peersReconciler{a: a}
 	for _, tc := range []struct {
 		name   string
-		slices sliceReader
+		slices []discoveryv1.EndpointSlice
 		want   peers
 	}{
 		{
 			name: "second of two ready",
-			slices: sliceReader{
+			slices: []discoveryv1.EndpointSlice{
 				activatorSlice("knit-system", "knit-activator", ep("10.0.0.3", ptr.To(false)), ep("10.0.0.2", nil)),
 				activatorSlice("knit-system", "knit-activator", ep("10.0.0.1", ptr.To(true))),
 				activatorSlice("knit-system", "knit-autoscaler", ep("10.0.0.0", nil)),
@@ -241,12 +236,12 @@ func TestPeersReconciler(t *testing.T) {
 		},
 		{
 			name:   "no longer ready itself",
-			slices: sliceReader{activatorSlice("knit-system", "knit-activator", ep("10.0.0.1", nil), ep("10.0.0.2", ptr.To(false)))},
+			slices: []discoveryv1.EndpointSlice{activatorSlice("knit-system", "knit-activator", ep("10.0.0.1", nil), ep("10.0.0.2", ptr.To(false)))},
 			want:   peers{index: -1, count: 1},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r.client = tc.slices
+			r.client = sliceReader(t, tc.slices)
 			if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: activatorService}); err != nil {
 				t.Fatal(err)
 			}

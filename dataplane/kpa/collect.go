@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/knitops/knit/dataplane/queue"
+	"github.com/knitops/knit/internal/endpointslices"
 )
 
 // metricsPortName is the private Service port that reaches the
@@ -104,15 +105,19 @@ func (k *KPA) collect(ctx context.Context, key types.NamespacedName) {
 }
 
 func (k *KPA) scrapeRevision(ctx context.Context, key types.NamespacedName) (concurrency, rps float64) {
-	slices := &discoveryv1.EndpointSliceList{}
-	if err := k.endpoints.List(ctx, slices, client.InNamespace(key.Namespace),
-		client.MatchingLabels{discoveryv1.LabelServiceName: key.Name + "-private"}); err != nil {
+	// Every Revision on every tick: the index makes this a map lookup
+	// whatever the namespace holds, and a Revision at zero (no slices, or
+	// none ready) costs nothing more. The slices are only read, into
+	// URLs, and not kept: no copy of them.
+	slices, err := endpointslices.List(ctx, k.endpoints, types.NamespacedName{Namespace: key.Namespace, Name: key.Name + "-private"},
+		client.UnsafeDisableDeepCopy)
+	if err != nil {
 		log.FromContext(ctx).Error(err, "Listing endpoints to scrape", "revision", key)
 		return 0, 0
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, url := range statsURLs(slices.Items) {
+	for _, url := range statsURLs(slices) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

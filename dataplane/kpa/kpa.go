@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
@@ -15,6 +16,7 @@ import (
 	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 	"github.com/knitops/knit/controllers/podautoscaler"
 	"github.com/knitops/knit/dataplane/autoscaler"
+	"github.com/knitops/knit/internal/endpointslices"
 )
 
 // KPA holds a decider per Revision and answers the PodAutoscaler
@@ -51,7 +53,8 @@ type revision struct {
 }
 
 // New returns a KPA reading config-autoscaler through config and the
-// Revisions' private EndpointSlices through endpoints.
+// Revisions' private EndpointSlices through endpoints, a reader of a cache
+// with endpointslices' index (SetupWithManager registers it).
 func New(config func() *autoscaler.Config, endpoints client.Reader) *KPA {
 	return &KPA{
 		config:    config,
@@ -61,6 +64,16 @@ func New(config func() *autoscaler.Config, endpoints client.Reader) *KPA {
 		wakes:     make(chan event.GenericEvent, 1024),
 		revs:      map[types.NamespacedName]*revision{},
 	}
+}
+
+// SetupWithManager adds the KPA to mgr, so its ticks run with it, and
+// indexes mgr's EndpointSlices by Service for the scrape's lookup; the
+// KPA's endpoints must read mgr's cache.
+func (k *KPA) SetupWithManager(mgr ctrl.Manager) error {
+	if err := endpointslices.Index(context.Background(), mgr.GetCache()); err != nil {
+		return err
+	}
+	return mgr.Add(k)
 }
 
 // Wakes is the channel the PodAutoscaler controller watches.

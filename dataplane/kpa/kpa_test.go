@@ -21,6 +21,7 @@ import (
 	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 	"github.com/knitops/knit/dataplane/autoscaler"
 	"github.com/knitops/knit/dataplane/queue"
+	"github.com/knitops/knit/internal/endpointslices/endpointslicestest"
 )
 
 var start = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -45,7 +46,7 @@ func statsServer(t *testing.T, concurrency, rps float64) int32 {
 func newKPA(t *testing.T, clock *time.Time, pods ...int32) *KPA {
 	t.Helper()
 	scheme, _ := api.NewScheme()
-	b := fake.NewClientBuilder().WithScheme(scheme)
+	b := endpointslicestest.WithIndex(fake.NewClientBuilder().WithScheme(scheme))
 	for i, port := range pods {
 		b = b.WithObjects(&discoveryv1.EndpointSlice{
 			ObjectMeta:  metav1.ObjectMeta{Namespace: "default", Name: "s" + string(rune('a'+i)), Labels: map[string]string{discoveryv1.LabelServiceName: "hello-00001-private"}},

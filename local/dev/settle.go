@@ -13,6 +13,7 @@ import (
 	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 	"github.com/knitops/knit/controllers/serverlessservice"
 	"github.com/knitops/knit/controllers/serverlessservice/resources"
+	"github.com/knitops/knit/internal/endpointslices"
 	"github.com/knitops/knit/local/runtime"
 	"github.com/knitops/knit/platform"
 )
@@ -47,7 +48,9 @@ func settleEndpoints(ctx context.Context, c client.Client, activatorMoved bool) 
 		stale[svc] = true
 	}
 	work := make(chan reconcile.Request)
-	r := serverlessservice.NewReconciler(c, platform.ActivatorService)
+	// No manager runs yet: the reconciler reads the API server, which
+	// finds a Service's slices by label, not by a cache's index.
+	r := serverlessservice.NewReconciler(endpointslices.Uncached(c), platform.ActivatorService)
 	var wg sync.WaitGroup
 	for range settleWorkers {
 		wg.Go(func() {

@@ -18,6 +18,7 @@ import (
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/controllers/conflict"
+	"github.com/knitops/knit/internal/endpointslices"
 )
 
 // ManagedBy is the endpointslice.kubernetes.io/managed-by value of the
@@ -48,6 +49,9 @@ func (rt *Runtime) SetupWithManager(mgr ctrl.Manager) error {
 		slog.Warn("Killed a process an earlier knit dev's replica left running", "pid", o.pid, "processGroup", o.pgid, "command", o.command)
 	}
 	rt.client, rt.reader = mgr.GetClient(), mgr.GetAPIReader()
+	if err := endpointslices.Index(context.Background(), mgr.GetCache()); err != nil {
+		return err
+	}
 	// Every slice write would log the API's "FQDN endpoints are deprecated"
 	// warning; the runtime uses FQDN knowingly (see EndpointAddressType).
 	quiet := rest.CopyConfig(mgr.GetConfig())

@@ -16,6 +16,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/knitops/knit/internal/endpointslices"
 )
 
 // EndpointAddressType is the address type of every endpoint the runtime
@@ -46,15 +48,17 @@ func (r *endpointSliceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		want = makeEndpointSlices(&svc, r.rt.replicasIn(req.Namespace))
 	}
 
-	var have discoveryv1.EndpointSliceList
-	if err := r.rt.client.List(ctx, &have, client.InNamespace(req.Namespace), client.MatchingLabels{
-		discoveryv1.LabelServiceName: req.Name, discoveryv1.LabelManagedBy: ManagedBy,
-	}); err != nil {
+	have, err := endpointslices.List(ctx, r.rt.client, req.NamespacedName)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	existing := map[string]*discoveryv1.EndpointSlice{}
-	for i := range have.Items {
-		existing[have.Items[i].Name] = &have.Items[i]
+	for i := range have {
+		// Another's slices of the Service (the ServerlessService's of a
+		// public one) are theirs to keep.
+		if have[i].Labels[discoveryv1.LabelManagedBy] == ManagedBy {
+			existing[have[i].Name] = &have[i]
+		}
 	}
 	for i := range want {
 		if err := r.apply(ctx, &want[i], existing[want[i].Name]); err != nil {
