@@ -106,5 +106,13 @@ func TestStateSurvivesRestart(t *testing.T) {
 	if _, err := rc.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{}); err != nil {
 		t.Errorf("RESTConfig client: %v", err)
 	}
+	// A client's open watch (kubectl get -w) must not hold the API
+	// server's exit: it used to outlast stopTimeout, and Stop killed it
+	// and said so.
+	w, err := c.CoreV1().Namespaces().Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("watch: %v", err)
+	}
+	defer w.Stop()
 	stop(t, cp)
 }
