@@ -180,16 +180,33 @@ func (s *scaleRun) apply(ctx context.Context, f fleet) (time.Duration, error) {
 	return time.Since(began), nil
 }
 
+// applyAndWait applies f and waits until all its Services are Ready,
+// watching from before kubectl starts so the first Ready is seen even
+// while kubectl still writes the rest.
+func (s *scaleRun) applyAndWait(ctx context.Context, f fleet) (took time.Duration, p progress, err error) {
+	began := time.Now()
+	waited := make(chan error, 1)
+	waitCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		var err error
+		p, err = s.watch.waitDone(waitCtx, began, f.namespace, f.count, applyTimeout, readyAt, s.out)
+		waited <- err
+	}()
+	if took, err = s.apply(ctx, f); err != nil {
+		cancel()
+		<-waited
+		return 0, p, err
+	}
+	fmt.Fprintf(s.out, "scale: kubectl apply of %d Services took %s\n", f.count, took.Round(time.Millisecond))
+	err = <-waited
+	return took, p, err
+}
+
 func (s *scaleRun) applyAtZero(ctx context.Context, res *scaleResult) error {
 	f := fleet{namespace: zeroNamespace, prefix: "s", count: res.opts.services, initialScale: 0, image: scaleImage}
-	began := time.Now()
-	took, err := s.apply(ctx, f)
-	if err != nil {
-		return err
-	}
-	res.applyCmd = took
-	fmt.Fprintf(s.out, "scale: kubectl apply of %d Services took %s\n", f.count, took.Round(time.Millisecond))
-	res.apply, err = s.watch.waitDone(ctx, began, f.namespace, f.count, applyTimeout, readyAt, s.out)
+	var err error
+	res.applyCmd, res.apply, err = s.applyAndWait(ctx, f)
 	if err == nil {
 		fmt.Fprintf(s.out, "scale: %d Services Ready %s after apply\n", f.count, res.apply.all.Round(time.Millisecond))
 	}

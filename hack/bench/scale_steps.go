@@ -88,10 +88,7 @@ func (s *scaleRun) applyWarm(ctx context.Context, res *scaleResult) error {
 		s.sampleReplicas(sampleCtx, w)
 	}()
 	began := time.Now()
-	w.applyCmd, err = s.apply(ctx, f)
-	if err == nil {
-		w.ready, err = s.watch.waitDone(ctx, began, f.namespace, f.count, applyTimeout, readyAt, s.out)
-	}
+	w.applyCmd, w.ready, err = s.applyAndWait(ctx, f)
 	stopSampling()
 	sampled.Wait()
 	if err != nil {
