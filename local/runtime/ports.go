@@ -23,12 +23,13 @@ type portMap struct {
 // container that declares it, as Kubernetes resolves named ports.
 func allocatePorts(spec *corev1.PodSpec, free func() (int32, error)) (portMap, error) {
 	m := portMap{byNumber: map[int32]int32{}, byName: map[string]int32{}}
+	taken := map[int32]bool{}
 	for _, c := range spec.Containers {
 		for _, p := range c.Ports {
 			local, ok := m.byNumber[p.ContainerPort]
 			if !ok {
 				var err error
-				if local, err = free(); err != nil {
+				if local, err = distinctPort(free, taken); err != nil {
 					return portMap{}, fmt.Errorf("allocate a loopback port for %s port %d: %w", c.Name, p.ContainerPort, err)
 				}
 				m.byNumber[p.ContainerPort] = local
@@ -39,6 +40,26 @@ func allocatePorts(spec *corev1.PodSpec, free func() (int32, error)) (portMap, e
 		}
 	}
 	return m, nil
+}
+
+// distinctPort is a port from free that taken does not hold yet, which it
+// then holds. free releases each port before the next call, and the
+// kernel may hand the same one out again: two of a replica's ports were
+// once one ("QUEUE_ADMIN_PORT: port 35821 is already QUEUE_SERVING_PORT",
+// once in 200 replicas), and the replica crash-looped on it.
+func distinctPort(free func() (int32, error), taken map[int32]bool) (int32, error) {
+	const attempts = 16
+	for range attempts {
+		port, err := free()
+		if err != nil {
+			return 0, err
+		}
+		if !taken[port] {
+			taken[port] = true
+			return port, nil
+		}
+	}
+	return 0, fmt.Errorf("no port distinct from the replica's others in %d attempts", attempts)
 }
 
 // freeLoopbackPort asks the kernel for a port nobody listens on. It is

@@ -45,6 +45,31 @@ func TestAllocatePorts(t *testing.T) {
 	}
 }
 
+// The kernel may hand a released port out again: a replica's ports stay
+// distinct whatever free returns, and a free that never finds another
+// fails the replica's start instead of starting it on one port twice.
+func TestAllocatePortsDistinctWhenFreeRepeats(t *testing.T) {
+	repeating := func(ports ...int32) func() (int32, error) {
+		return func() (int32, error) {
+			p := ports[0]
+			if len(ports) > 1 {
+				ports = ports[1:]
+			}
+			return p, nil
+		}
+	}
+	m, err := allocatePorts(revisionPod(), repeating(40000, 40000, 40000, 40001, 40001, 40002))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[int32]int32{8080: 40000, 8012: 40001, 9091: 40002}, m.byNumber); diff != "" {
+		t.Errorf("ports (-want +got):\n%s", diff)
+	}
+	if _, err := allocatePorts(revisionPod(), repeating(40000)); err == nil || !strings.Contains(err.Error(), "distinct") {
+		t.Errorf("a free that repeats one port: err = %v, want a refusal", err)
+	}
+}
+
 func TestPortResolveAndRewrite(t *testing.T) {
 	m, _ := allocatePorts(revisionPod(), sequentialPorts())
 	resolves := []struct {
