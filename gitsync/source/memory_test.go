@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing/object"
+
 	"github.com/knitops/knit/gitsync/render"
 )
 
@@ -64,20 +66,9 @@ func TestBigPushesLeaveTheHeapFlat(t *testing.T) {
 	randomFile(t, dir, "data.yaml", huge, 9)
 	git("add", ".")
 	git("commit", "-qm", "a huge YAML file")
-	got, err := c.Fetch(ctx, "default/app", srv.URL, []string{"main"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	commit, err := c.Commit("default/app", got.Heads["main"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree, err := commit.Tree()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, tree := fetchTree(t, c, srv)
 	peak := watchHeap()
-	_, err = render.Render(tree, "")
+	_, err := render.Render(tree, "")
 	top := peak()
 	if !errors.Is(err, render.ErrInvalid) || !strings.Contains(err.Error(), "data.yaml") {
 		t.Fatalf("render of a commit with a %s YAML file: %v, want it refused", mib(huge), err)
@@ -99,8 +90,9 @@ spec:
         - image: ko://./cmd/app
 `
 
-// pushed fetches the repository's new head and renders it, as a sync does.
-func pushed(t *testing.T, c *Cache, srv *servedRepo) string {
+// fetchTree fetches the repository's main and returns its head and the
+// head's tree.
+func fetchTree(t *testing.T, c *Cache, srv *servedRepo) (string, *object.Tree) {
 	t.Helper()
 	got, err := c.Fetch(context.Background(), "default/app", srv.URL, []string{"main"}, nil)
 	if err != nil {
@@ -114,11 +106,18 @@ func pushed(t *testing.T, c *Cache, srv *servedRepo) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return got.Heads["main"], tree
+}
+
+// pushed fetches the repository's new head and renders it, as a sync does.
+func pushed(t *testing.T, c *Cache, srv *servedRepo) string {
+	t.Helper()
+	head, tree := fetchTree(t, c, srv)
 	objs, err := render.Render(tree, "")
 	if err != nil || len(objs) != 1 {
 		t.Fatalf("render: %d objects, %v", len(objs), err)
 	}
-	return got.Heads["main"]
+	return head
 }
 
 // heapInUse is the heap in use once garbage is collected; twice, since a

@@ -12,10 +12,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/knitops/knit/api"
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	"github.com/knitops/knit/gitsync/hub"
 	"github.com/knitops/knit/internal/kofixture"
@@ -154,17 +152,7 @@ func step(durations, name string) string {
 	return "–"
 }
 
-func (b *benchCluster) knitClient() (client.Client, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", b.kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	scheme, err := api.NewScheme()
-	if err != nil {
-		return nil, err
-	}
-	return client.New(cfg, client.Options{Scheme: scheme})
-}
+func (b *benchCluster) knitClient() (client.Client, error) { return knitClient(b.kubeconfig) }
 
 // gitURL is the repository on knit's Git server, through its ClusterIP
 // (the host routes the service CIDR to the node), with the server's token

@@ -164,12 +164,18 @@ func (d *knitDev) explain(err error) error {
 // tree is knit dev's process and every process below it.
 func (d *knitDev) tree() []proc { return processTree(d.cmd.Process.Pid) }
 
+func (d *knitDev) kubeconfig() string { return filepath.Join(d.stateDir, "kubeconfig") }
+
 func (d *knitDev) restConfig() (*rest.Config, error) {
-	return clientcmd.BuildConfigFromFlags("", filepath.Join(d.stateDir, "kubeconfig"))
+	return clientcmd.BuildConfigFromFlags("", d.kubeconfig())
 }
 
-func (d *knitDev) client() (client.Client, error) {
-	cfg, err := d.restConfig()
+func (d *knitDev) client() (client.Client, error) { return knitClient(d.kubeconfig()) }
+
+// knitClient is an API client for knit's objects (Knative's, knit's own,
+// Kubernetes') through kubeconfig.
+func knitClient(kubeconfig string) (client.Client, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, err
 	}
