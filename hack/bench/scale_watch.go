@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	duckv1 "github.com/knitops/knit/api/duck/v1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 )
 
@@ -54,16 +55,28 @@ func readyAt(s *servingv1.Service) bool {
 // count is how many Services of namespace done says are done, and how
 // many there are.
 func (w *serviceWatch) count(ctx context.Context, namespace string, done func(*servingv1.Service) bool) (n, of int, err error) {
+	n, of, _, err = w.survey(ctx, namespace, done)
+	return n, of, err
+}
+
+// survey is count, and the first Service whose Ready is False (a crashing
+// app, a failed build): what a wait should stop on and name, rather than
+// run to its timeout.
+func (w *serviceWatch) survey(ctx context.Context, namespace string, done func(*servingv1.Service) bool) (n, of int, failed string, err error) {
 	var list servingv1.ServiceList
 	if err := w.cache.List(ctx, &list, client.InNamespace(namespace)); err != nil {
-		return 0, 0, err
+		return 0, 0, "", err
 	}
 	for i := range list.Items {
-		if done(&list.Items[i]) {
+		svc := &list.Items[i]
+		if done(svc) {
 			n++
 		}
+		if ready := svc.Status.GetCondition(duckv1.ConditionReady); failed == "" && ready.IsFalse() && svc.Status.ObservedGeneration == svc.Generation {
+			failed = fmt.Sprintf("%s/%s: %s: %s", svc.Namespace, svc.Name, ready.Reason, ready.Message)
+		}
 	}
-	return n, len(list.Items), nil
+	return n, len(list.Items), failed, nil
 }
 
 // progress is how a wait went: when its first Service was done and when
@@ -79,9 +92,12 @@ func (w *serviceWatch) waitDone(ctx context.Context, began time.Time, namespace 
 	deadline := began.Add(timeout)
 	lastSay := time.Now()
 	for {
-		n, of, err := w.count(ctx, namespace, done)
+		n, of, failed, err := w.survey(ctx, namespace, done)
 		if err != nil {
 			return p, err
+		}
+		if failed != "" {
+			return p, fmt.Errorf("Service %s", failed)
 		}
 		if n > 0 && p.first == 0 {
 			p.first = time.Since(began)
