@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -98,6 +99,39 @@ func TestServingJourney(t *testing.T) {
 		}
 	})
 
+	t.Run("a revision at initial-scale 0 is Ready at zero and its first request starts it", func(t *testing.T) {
+		// As in Knative: once config-autoscaler allows it, a Revision at
+		// initial-scale 0 is Ready without a replica (it stayed Deploying
+		// forever before), and the activator starts one on demand.
+		allowZeroInitialScale(t, c)
+		svc := &servingv1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "lazy"}}
+		svc.Spec.Template.Annotations = map[string]string{
+			"autoscaling.knative.dev/initial-scale": "0", "autoscaling.knative.dev/min-scale": "0",
+		}
+		svc.Spec.Template.Spec.Containers = []corev1.Container{{Image: "ko://github.com/knitops/knit/examples/helloworld",
+			Env: []corev1.EnvVar{{Name: "TARGET", Value: "lazy"}}}}
+		// Admission sees the config map's edit through a watch: retry
+		// until it has.
+		waitFor(t, "lazy admitted", 30*time.Second, func(ctx context.Context) (bool, string) {
+			err := c.Create(ctx, svc.DeepCopy())
+			return err == nil || apierrors.IsAlreadyExists(err), fmt.Sprint(err)
+		})
+		waitFor(t, "lazy Ready", time.Minute, func(ctx context.Context) (bool, string) {
+			got := &servingv1.Service{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(svc), got); err != nil {
+				return false, err.Error()
+			}
+			return got.Status.ObservedGeneration == got.Generation && got.Status.IsReady(), fmt.Sprint(got.Status.Conditions)
+		})
+		if got := d.replicaStarts(t, "default", "lazy-00001-deployment"); got != 0 {
+			t.Errorf("lazy started %d replicas before any request, want 0", got)
+		}
+		waitBody(t, d.httpAddr, "lazy.default.localhost", "Hello lazy!", time.Minute)
+		if got := d.replicaStarts(t, "default", "lazy-00001-deployment"); got != 1 {
+			t.Errorf("lazy started %d replicas for its first request, want 1", got)
+		}
+	})
+
 	t.Run("broken apps say what happened", func(t *testing.T) {
 		cases := []struct {
 			name, image string
@@ -148,4 +182,28 @@ func updateService(t *testing.T, c client.Client, mutate func(*servingv1.Service
 		}
 		return true, ""
 	})
+}
+
+// allowZeroInitialScale sets config-autoscaler's allow-zero-initial-scale,
+// which Knative requires before a Revision may start at zero.
+func allowZeroInitialScale(t *testing.T, c client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "knit-system", Name: "config-autoscaler"}}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(cm), cm); client.IgnoreNotFound(err) != nil {
+		t.Fatal(err)
+	}
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
+	cm.Data["allow-zero-initial-scale"] = "true"
+	var err error
+	if cm.ResourceVersion == "" {
+		err = c.Create(ctx, cm)
+	} else {
+		err = c.Update(ctx, cm)
+	}
+	if err != nil {
+		t.Fatalf("config-autoscaler: %v", err)
+	}
 }
