@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,15 +24,8 @@ import (
 func TestAutoscaleJourney(t *testing.T) {
 	d := startKnitDev(t, filepath.Join(t.TempDir(), "state"))
 	c := d.client(t)
-	ctx := context.Background()
 	// Knative's own knobs, shortened so the journey takes a minute, not five.
-	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "knit-system", Name: "config-autoscaler"},
-		Data:       map[string]string{"stable-window": "10s", "scale-to-zero-grace-period": "5s"},
-	}
-	if err := c.Create(ctx, cm); err != nil {
-		t.Fatal(err)
-	}
+	setAutoscalerConfig(t, c, map[string]string{"stable-window": "10s", "scale-to-zero-grace-period": "5s"})
 	if out, err := d.kubectl(t, "apply", "-f", "examples/autoscale/service.yaml"); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}

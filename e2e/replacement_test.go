@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/knitops/knit/internal/httpload"
 	"github.com/knitops/knit/internal/poll"
 )
@@ -47,13 +44,7 @@ func TestReplacingAnAppThatIgnoresSIGTERMFailsNoRequest(t *testing.T) {
 	d := startKnitDev(t, t.TempDir())
 	// Knative's windows, shortened: a replaced revision's replica goes at
 	// scale to zero, seconds after its traffic moved on.
-	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "knit-system", Name: "config-autoscaler"},
-		Data:       map[string]string{"stable-window": "6s", "scale-to-zero-grace-period": "2s"},
-	}
-	if err := d.client(t).Create(context.Background(), cm); err != nil {
-		t.Fatal(err)
-	}
+	setAutoscalerConfig(t, d.client(t), map[string]string{"stable-window": "6s", "scale-to-zero-grace-period": "2s"})
 	apply := func(version string) {
 		t.Helper()
 		f := filepath.Join(t.TempDir(), "stubborn.yaml")

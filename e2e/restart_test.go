@@ -14,8 +14,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -121,14 +119,7 @@ func TestRestartingKnitDevUnderLoad(t *testing.T) {
 	state := t.TempDir()
 	d := startKnitDev(t, state)
 	c := d.client(t)
-	ctx := context.Background()
-	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "knit-system", Name: "config-autoscaler"},
-		Data:       map[string]string{"stable-window": "6s", "scale-to-zero-grace-period": "2s"},
-	}
-	if err := c.Create(ctx, cm); err != nil {
-		t.Fatal(err)
-	}
+	setAutoscalerConfig(t, c, map[string]string{"stable-window": "6s", "scale-to-zero-grace-period": "2s"})
 	steady, sleepy := "steady.default.localhost", "sleepy.default.localhost"
 	d.apply(t, helloService("steady", "1", "steady"))
 	d.apply(t, helloService("sleepy", "0", "sleepy"))

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -103,7 +104,8 @@ func TestServingJourney(t *testing.T) {
 		// As in Knative: once config-autoscaler allows it, a Revision at
 		// initial-scale 0 is Ready without a replica (it stayed Deploying
 		// forever before), and the activator starts one on demand.
-		allowZeroInitialScale(t, c)
+		// Knative requires this before a Revision may start at zero.
+		setAutoscalerConfig(t, c, map[string]string{"allow-zero-initial-scale": "true"})
 		svc := &servingv1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "lazy"}}
 		svc.Spec.Template.Annotations = map[string]string{
 			"autoscaling.knative.dev/initial-scale": "0", "autoscaling.knative.dev/min-scale": "0",
@@ -184,9 +186,9 @@ func updateService(t *testing.T, c client.Client, mutate func(*servingv1.Service
 	})
 }
 
-// allowZeroInitialScale sets config-autoscaler's allow-zero-initial-scale,
-// which Knative requires before a Revision may start at zero.
-func allowZeroInitialScale(t *testing.T, c client.Client) {
+// setAutoscalerConfig merges data into config-autoscaler (creating it),
+// the way an operator edits Knative's knobs; knit reads it live.
+func setAutoscalerConfig(t *testing.T, c client.Client, data map[string]string) {
 	t.Helper()
 	ctx := context.Background()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "knit-system", Name: "config-autoscaler"}}
@@ -196,7 +198,7 @@ func allowZeroInitialScale(t *testing.T, c client.Client) {
 	if cm.Data == nil {
 		cm.Data = map[string]string{}
 	}
-	cm.Data["allow-zero-initial-scale"] = "true"
+	maps.Copy(cm.Data, data)
 	var err error
 	if cm.ResourceVersion == "" {
 		err = c.Create(ctx, cm)
