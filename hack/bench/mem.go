@@ -98,3 +98,36 @@ func parseCPU(stat []byte) (time.Duration, error) {
 	}
 	return time.Duration(ticks) * clockTick, nil
 }
+
+// readPSS is a process's proportional set size from
+// /proc/<pid>/smaps_rollup, in bytes: its own pages, plus each shared page
+// divided by the processes sharing it. Summed over the replicas of one
+// image it is what they cost together; RSS counts the executable's shared
+// pages once per replica.
+func readPSS(pid int) (uint64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parsePSS(data)
+}
+
+func parsePSS(rollup []byte) (uint64, error) {
+	sc := bufio.NewScanner(bytes.NewReader(rollup))
+	for sc.Scan() {
+		v, ok := bytes.CutPrefix(sc.Bytes(), []byte("Pss:"))
+		if !ok {
+			continue
+		}
+		f := bytes.Fields(v)
+		if len(f) != 2 || string(f[1]) != "kB" {
+			return 0, fmt.Errorf("Pss: unexpected value %q", v)
+		}
+		n, err := strconv.ParseUint(string(f[0]), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("Pss: %w", err)
+		}
+		return n << 10, nil
+	}
+	return 0, errors.New("smaps_rollup has no Pss line")
+}

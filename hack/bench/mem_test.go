@@ -55,3 +55,13 @@ func TestParseCPU(t *testing.T) {
 		})
 	}
 }
+
+func TestParsePSS(t *testing.T) {
+	rollup := "55d0c0000000-7ffd4a3fe000 ---p 00000000 00:00 0                          [rollup]\nRss:                8196 kB\nPss:                1642 kB\nPss_Dirty:          1360 kB\n"
+	if got, err := parsePSS([]byte(rollup)); err != nil || got != 1642<<10 {
+		t.Errorf("parsePSS = %d, %v; want %d", got, err, 1642<<10)
+	}
+	if _, err := parsePSS([]byte("Rss: 8196 kB\n")); err == nil {
+		t.Error("parsePSS without a Pss line: no error")
+	}
+}

@@ -72,6 +72,7 @@ type warmResult struct {
 	peakReplicas  int      // replica processes (apps and queue-proxies) at once, at most
 	queues        int      // knit-queue processes when their memory was read
 	queueMem      memUsage // their memory, summed, at the peak
+	queuePSS      uint64   // their proportional set size, summed
 	toZero        time.Duration
 	controlPlane  []procUsage // knit dev's own processes over the warm-up
 	warmupElapsed time.Duration

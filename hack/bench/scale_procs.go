@@ -179,18 +179,23 @@ func (s devSpec) controlPlane(tree []proc) []proc {
 }
 
 // memoryOf sums the resident memory of the processes of tree named name,
-// and counts them.
-func memoryOf(tree []proc, name string) (total memUsage, n int) {
+// and their proportional set size, and counts them.
+func memoryOf(tree []proc, name string) (total memUsage, pss uint64, n int) {
 	for _, p := range tree {
 		if p.name != name {
 			continue
 		}
-		if m, err := readMemUsage(p.pid); err == nil {
-			total.rss += m.rss
-			total.anon += m.anon
-			total.file += m.file
-			n++
+		m, err := readMemUsage(p.pid)
+		if err != nil {
+			continue // gone meanwhile
 		}
+		total.rss += m.rss
+		total.anon += m.anon
+		total.file += m.file
+		if v, err := readPSS(p.pid); err == nil {
+			pss += v
+		}
+		n++
 	}
-	return total, n
+	return total, pss, n
 }

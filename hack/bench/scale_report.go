@@ -39,6 +39,8 @@ func (r *scaleResult) markdown(m machine, elapsed time.Duration) string {
 	fmt.Fprintf(&b, "| | replica processes at once, at the peak (an app and its knit-queue each) | %d |\n", r.warm.peakReplicas)
 	fmt.Fprintf(&b, "| | knit-queue memory at the peak, %d processes: RSS (own anon memory) | %.0f MiB (%.0f MiB), %.1f MiB (%.1f MiB) each |\n",
 		r.warm.queues, mib(r.warm.queueMem.rss), mib(r.warm.queueMem.anon), perProc(r.warm.queueMem.rss, r.warm.queues), perProc(r.warm.queueMem.anon, r.warm.queues))
+	fmt.Fprintf(&b, "| | the same as PSS (shared pages split among the processes sharing them): what they cost together | %.0f MiB, %.1f MiB each |\n",
+		mib(r.warm.queuePSS), perProc(r.warm.queuePSS, r.warm.queues))
 	fmt.Fprintf(&b, "| | knit dev's own CPU from apply to all Ready | %s |\n", fmtShare(total(r.warm.controlPlane), r.warm.warmupElapsed))
 	fmt.Fprintf(&b, "| | Ready → every replica gone (stable window 6 s, grace 4 s) | %s |\n", fmtSec(r.warm.toZero))
 	fmt.Fprintf(&b, "| 4 | restart, %d Services: SIGTERM → knit dev exited | %s |\n", o.services+o.warm, fmtSec(r.stop))

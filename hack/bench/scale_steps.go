@@ -115,7 +115,7 @@ func (s *scaleRun) sampleReplicas(ctx context.Context, w *warmResult) {
 		tree := s.dev.tree()
 		if n := s.dev.replicaCount(tree); n > w.peakReplicas {
 			w.peakReplicas = n
-			w.queueMem, w.queues = memoryOf(tree, "knit-queue")
+			w.queueMem, w.queuePSS, w.queues = memoryOf(tree, "knit-queue")
 		}
 		_ = sleep(ctx, 500*time.Millisecond)
 	}
