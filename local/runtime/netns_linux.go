@@ -152,22 +152,10 @@ func (p *netPool) create(slot int) (_ *netNamespace, err error) {
 		what string
 		do   func() error
 	}{
-		{"address the host's end", func() error {
-			link, err := hostH.LinkByName(name)
-			if err != nil {
-				return err
-			}
-			return hostH.AddrAdd(link, &netlink.Addr{IPNet: &net.IPNet{IP: hostIP, Mask: slotMask}})
-		}},
+		{"address the host's end", func() error { return addrAdd(hostH, name, hostIP) }},
 		{"bring up the host's end", func() error { return linkUp(hostH, name) }},
 		{"bring up the replica's loopback", func() error { return linkUp(podH, "lo") }},
-		{"address the replica's end", func() error {
-			link, err := podH.LinkByName(podInterface)
-			if err != nil {
-				return err
-			}
-			return podH.AddrAdd(link, &netlink.Addr{IPNet: &net.IPNet{IP: podIP, Mask: slotMask}})
-		}},
+		{"address the replica's end", func() error { return addrAdd(podH, podInterface, podIP) }},
 		{"bring up the replica's end", func() error { return linkUp(podH, podInterface) }},
 		{"route the replica through the host", func() error {
 			link, err := podH.LinkByName(podInterface)
@@ -191,6 +179,15 @@ func linkUp(h *netlink.Handle, name string) error {
 		return err
 	}
 	return h.LinkSetUp(link)
+}
+
+// addrAdd gives the link name ip within its slot.
+func addrAdd(h *netlink.Handle, name string, ip net.IP) error {
+	link, err := h.LinkByName(name)
+	if err != nil {
+		return err
+	}
+	return h.AddrAdd(link, &netlink.Addr{IPNet: &net.IPNet{IP: ip, Mask: slotMask}})
 }
 
 // unshare makes a network namespace, with a netlink handle into it and

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	goruntime "runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -56,16 +55,7 @@ func TestIsolatedNetworkIsReachableOnlyAtItsAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := make(chan error, 1)
-	go func() {
-		goruntime.LockOSThread()
-		stuck, err := n.start(cmd)
-		if !stuck {
-			goruntime.UnlockOSThread()
-		}
-		started <- err
-	}()
-	if err := <-started; err != nil {
+	if err := n.startCmd(cmd); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()

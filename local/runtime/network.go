@@ -87,9 +87,18 @@ func CheckIsolation() error {
 	return n.close()
 }
 
-// run runs cmd in the network and waits for it, starting it from a thread
-// of its own.
+// run runs cmd in the network and waits for it.
 func (n *podNetwork) run(cmd *exec.Cmd) error {
+	if err := n.startCmd(cmd); err != nil {
+		return err
+	}
+	return cmd.Wait()
+}
+
+// startCmd starts cmd in the network from a thread of its own, which
+// start may leave stuck in the namespace (then the thread dies with its
+// goroutine rather than serve another).
+func (n *podNetwork) startCmd(cmd *exec.Cmd) error {
 	started := make(chan error, 1)
 	go func() {
 		goruntime.LockOSThread()
@@ -99,8 +108,5 @@ func (n *podNetwork) run(cmd *exec.Cmd) error {
 		}
 		started <- err
 	}()
-	if err := <-started; err != nil {
-		return err
-	}
-	return cmd.Wait()
+	return <-started
 }
