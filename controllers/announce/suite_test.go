@@ -14,10 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/knitops/knit/api"
 	"github.com/knitops/knit/config"
+	"github.com/knitops/knit/internal/testapi"
 )
 
 // k8s talks to a real API server with knit's CRDs; set up by TestMain
@@ -28,17 +28,12 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
 	flag.Parse()
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run through `make test`, which builds kube-apiserver and etcd into ./bin")
-		return 1
-	}
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "charts", "knit", "crds")}, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
+	cfg, stop, err := testapi.Start(filepath.Join("..", "..", "charts", "knit", "crds"))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "start envtest:", err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer func() { _ = env.Stop() }()
+	defer stop()
 	scheme, err := api.NewScheme()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

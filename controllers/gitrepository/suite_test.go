@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -30,6 +29,7 @@ import (
 	"github.com/knitops/knit/gitsync/plan"
 	gitsource "github.com/knitops/knit/gitsync/source"
 	"github.com/knitops/knit/internal/poll"
+	"github.com/knitops/knit/internal/testapi"
 )
 
 var (
@@ -43,17 +43,12 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 func run(m *testing.M) int {
 	flag.Parse()
 	ctrl.SetLogger(logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run through `make test`, which builds kube-apiserver and etcd into ./bin")
-		return 1
-	}
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "charts", "knit", "crds")}, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
+	cfg, stop, err := testapi.Start(filepath.Join("..", "..", "charts", "knit", "crds"))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "start envtest:", err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer func() { _ = env.Stop() }()
+	defer stop()
 	scheme, err := api.NewScheme()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

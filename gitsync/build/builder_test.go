@@ -16,10 +16,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/knitops/knit/api"
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	"github.com/knitops/knit/internal/testapi"
 )
 
 // k8s is a client of a real API server (envtest); set up by TestMain
@@ -30,17 +30,12 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
 	flag.Parse()
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run through `make test`, which builds kube-apiserver and etcd into ./bin")
-		return 1
-	}
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
+	cfg, stop, err := testapi.Start()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "start envtest:", err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer func() { _ = env.Stop() }()
+	defer stop()
 	scheme, err := api.NewScheme()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -445,8 +445,11 @@ func TestCloseDrains(t *testing.T) {
 	}
 }
 
-func TestCloseDeadline(t *testing.T) {
-	d, _ := newTestDispatcher(t, nil)
+// closeWithFourUndelivered queues 4 events for a sink that refuses
+// connections, waits until delivery failed once, and closes d with a
+// context already ended: the events are still queued.
+func closeWithFourUndelivered(t *testing.T, d *Dispatcher) error {
+	t.Helper()
 	if err := d.SetSinks(Sink{Name: "down", URL: "http://127.0.0.1:1/"}); err != nil {
 		t.Fatal(err)
 	}
@@ -458,7 +461,12 @@ func TestCloseDeadline(t *testing.T) {
 	eventually(t, "a failed attempt", func() bool { return stats(d, "down").FailedAttempts > 0 })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := d.Close(ctx)
+	return d.Close(ctx)
+}
+
+func TestCloseDeadline(t *testing.T) {
+	d, _ := newTestDispatcher(t, nil)
+	err := closeWithFourUndelivered(t, d)
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "4 events undelivered") {
 		t.Errorf("Close = %v, want 4 events undelivered", err)
 	}

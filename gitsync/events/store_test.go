@@ -250,18 +250,7 @@ func TestRemovedSinkStateDeleted(t *testing.T) {
 func TestCloseKeepsWithStore(t *testing.T) {
 	store := &memStore{}
 	d, _ := newTestDispatcher(t, func(o *Options) { o.Store = store })
-	if err := d.SetSinks(Sink{Name: "down", URL: "http://127.0.0.1:1/"}); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 4 {
-		if err := d.Send(testEvent(t, TypeRevisionReady, i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	eventually(t, "a failed attempt", func() bool { return stats(d, "down").FailedAttempts > 0 })
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := d.Close(ctx); errors.Is(err, context.Canceled) {
+	if err := closeWithFourUndelivered(t, d); errors.Is(err, context.Canceled) {
 		t.Errorf("Close = %v, want the events kept, not lost", err)
 	}
 	if st, _ := store.state(t, "down"); len(st.Events) != 4 || st.Dropped != 0 {

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -14,9 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/knitops/knit/gitsync/events"
+	"github.com/knitops/knit/internal/testapi"
 )
 
 // TestConfigMaps runs the store against a real API server: states round
@@ -24,16 +23,7 @@ import (
 // DefaultQueueSize more) fits in a ConfigMap, Sinks lists only the
 // store's own ConfigMaps, and Delete forgets.
 func TestConfigMaps(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run through `make test`, which builds kube-apiserver and etcd into ./bin")
-	}
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("start envtest: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	c, err := client.New(cfg, client.Options{})
+	c, err := client.New(testapi.StartT(t), client.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"net"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -18,8 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/knitops/knit/internal/testapi"
 	"github.com/knitops/knit/webhooks"
 	"github.com/knitops/knit/webhooks/certs"
 )
@@ -34,16 +33,7 @@ const (
 // configurations as the chart does: a Service reference, no caBundle.
 func startAPI(t *testing.T) client.Client {
 	t.Helper()
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run through `make test`, which builds kube-apiserver and etcd into ./bin")
-	}
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("start envtest: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	c, err := client.New(cfg, client.Options{})
+	c, err := client.New(testapi.StartT(t), client.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
