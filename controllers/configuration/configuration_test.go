@@ -3,7 +3,6 @@ package configuration
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -21,6 +20,7 @@ import (
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/controllers/configuration/resources"
 	"github.com/knitops/knit/controllers/owned"
+	"github.com/knitops/knit/internal/reconciletest"
 )
 
 var key = client.ObjectKey{Namespace: "default", Name: "hello"}
@@ -112,7 +112,7 @@ func TestReconcile(t *testing.T) {
 			c := newClient(t, tc.funcs, tc.objs...)
 			r := &Reconciler{client: c}
 			_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
-			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			if !reconciletest.ErrMatches(err, tc.wantErr) {
 				t.Fatalf("Reconcile error = %v, want %q", err, tc.wantErr)
 			}
 			cfg := &servingv1.Configuration{}

@@ -3,7 +3,6 @@ package podautoscaler
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +25,7 @@ import (
 	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 	"github.com/knitops/knit/controllers/owned"
 	"github.com/knitops/knit/controllers/podautoscaler/resources"
+	"github.com/knitops/knit/internal/reconciletest"
 )
 
 var key = types.NamespacedName{Namespace: "default", Name: "hello-00001"}
@@ -145,7 +145,7 @@ func TestReconcile(t *testing.T) {
 				WithInterceptorFuncs(tc.funcs).Build()
 			r := &Reconciler{client: c, recommender: &fixed{rec: tc.rec}}
 			res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
-			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			if !reconciletest.ErrMatches(err, tc.wantErr) {
 				t.Fatalf("Reconcile error = %v, want %q", err, tc.wantErr)
 			}
 			if res.RequeueAfter != tc.requeue {

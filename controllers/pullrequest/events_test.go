@@ -11,6 +11,7 @@ import (
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	"github.com/knitops/knit/controllers/transition"
 	"github.com/knitops/knit/gitsync/canary"
+	"github.com/knitops/knit/internal/reconciletest"
 )
 
 func TestCanaryEvent(t *testing.T) {
@@ -83,11 +84,7 @@ func TestReconcileRecordsCanaryEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	close(rec.Events)
-	var got []string
-	for e := range rec.Events {
-		got = append(got, e)
-	}
+	got := reconciletest.Events(rec)
 	want := []string{
 		"Normal CanaryStep step 1 of 2: 20% of the base's traffic to commit 0123456",
 		"Normal CanaryStep step 2 of 2: 50% of the base's traffic to commit 0123456; " +

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,6 +25,7 @@ import (
 	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/controllers/owned"
 	"github.com/knitops/knit/controllers/revision/resources"
+	"github.com/knitops/knit/internal/reconciletest"
 )
 
 var key = client.ObjectKey{Namespace: "default", Name: "hello-00001"}
@@ -187,7 +187,7 @@ func TestReconcile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newRig(t, tc.funcs, tc.objs...)
 			_, err := g.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
-			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			if !reconciletest.ErrMatches(err, tc.wantErr) {
 				t.Fatalf("Reconcile error = %v, want %q", err, tc.wantErr)
 			}
 			if diff := cmp.Diff(tc.events, g.events()); diff != "" {

@@ -2,7 +2,6 @@ package route
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,6 +19,7 @@ import (
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/config"
 	revresources "github.com/knitops/knit/controllers/revision/resources"
+	"github.com/knitops/knit/internal/reconciletest"
 )
 
 // readyRevision is Revision name of Configuration hello, Ready as given,
@@ -151,14 +151,10 @@ func TestReconcile(t *testing.T) {
 			rec := events.NewFakeRecorder(10)
 			r := &Reconciler{client: c, config: store, urlPort: 8080, events: rec}
 			_, err = r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "default", Name: "hello"}})
-			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			if !reconciletest.ErrMatches(err, tc.wantErr) {
 				t.Fatalf("Reconcile error = %v, want %q", err, tc.wantErr)
 			}
-			close(rec.Events)
-			var got []string
-			for e := range rec.Events {
-				got = append(got, e)
-			}
+			got := reconciletest.Events(rec)
 			if diff := cmp.Diff(tc.events, got); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}

@@ -3,7 +3,6 @@ package serverlessservice
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,6 +22,7 @@ import (
 	"github.com/knitops/knit/controllers/owned"
 	"github.com/knitops/knit/controllers/serverlessservice/resources"
 	"github.com/knitops/knit/internal/endpointslices/endpointslicestest"
+	"github.com/knitops/knit/internal/reconciletest"
 )
 
 var (
@@ -148,7 +148,7 @@ func TestReconcile(t *testing.T) {
 				WithStatusSubresource(&networkingv1alpha1.ServerlessService{}).WithInterceptorFuncs(tc.funcs).Build()
 			r := &Reconciler{client: c, activator: activator}
 			_, err = r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
-			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			if !reconciletest.ErrMatches(err, tc.wantErr) {
 				t.Fatalf("Reconcile error = %v, want %q", err, tc.wantErr)
 			}
 			if tc.funcs.List != nil {

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,6 +22,7 @@ import (
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/controllers/owned"
 	"github.com/knitops/knit/controllers/service/resources"
+	"github.com/knitops/knit/internal/reconciletest"
 )
 
 var key = client.ObjectKey{Namespace: "default", Name: "hello"}
@@ -165,14 +165,10 @@ func TestReconcile(t *testing.T) {
 			rec := events.NewFakeRecorder(10)
 			r := &Reconciler{client: c, events: rec}
 			_, err = r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
-			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			if !reconciletest.ErrMatches(err, tc.wantErr) {
 				t.Fatalf("Reconcile error = %v, want %q", err, tc.wantErr)
 			}
-			close(rec.Events)
-			var got []string
-			for e := range rec.Events {
-				got = append(got, e)
-			}
+			got := reconciletest.Events(rec)
 			if diff := cmp.Diff(tc.events, got); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}

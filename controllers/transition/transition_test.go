@@ -10,6 +10,8 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	duckv1 "github.com/knitops/knit/api/duck/v1"
+
+	"github.com/knitops/knit/internal/reconciletest"
 )
 
 var revisionReady = Events{Condition: duckv1.ConditionReady, Action: "Deploy", True: "RevisionReady", TrueNote: "ready", False: "RevisionFailed"}
@@ -64,11 +66,7 @@ func TestRecord(t *testing.T) {
 	revisionReady.Record(rec, nil, ready("", "", ""), ready(corev1.ConditionFalse, "ExitCode1", "50% done"))
 	revisionReady.Record(rec, nil, ready(corev1.ConditionFalse, "ExitCode1", "50% done"), ready(corev1.ConditionFalse, "ExitCode1", "50% done"))
 	revisionReady.Record(nil, nil, ready("", "", ""), ready(corev1.ConditionTrue, "", ""))
-	close(rec.Events)
-	var got []string
-	for e := range rec.Events {
-		got = append(got, e)
-	}
+	got := reconciletest.Events(rec)
 	// A message is the note as it is, never a format.
 	if diff := cmp.Diff([]string{"Warning RevisionFailed ExitCode1: 50% done"}, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
