@@ -296,11 +296,53 @@ cluster-images: images example-images ## build the images and import them into t
 KEEP_CLUSTER ?=
 
 .PHONY: test-cluster
-test-cluster: cluster cluster-images helm ## the cluster journeys on a real single-node Kubernetes (root, Linux)
+test-cluster: cluster cluster-images helm conformance-images ## the cluster journeys and Knative's conformance suite on a real single-node Kubernetes (root, Linux)
 	@status=0; go test -count=1 -tags cluster -timeout 30m -v ./e2e/cluster/ 2>&1 | tee $(CLUSTER_STATE)/journey.log || status=$$?; \
+	$(MAKE) --no-print-directory conformance-on-cluster || status=$$?; \
 	keep=; [ $$status = 0 ] || keep=--keep; \
 	if [ -z "$(KEEP_CLUSTER)" ]; then hack/cluster/down.sh $(CLUSTER_STATE) $$keep >/dev/null 2>&1 || true; fi; \
 	exit $$status
+
+# ---- Knative Serving's conformance suite ----
+# hack/conformance (its own module: Knative's code never enters knit's
+# go.mod) runs the api/v1 and runtime packages of the Knative Serving
+# release its go.mod pins, test code unmodified, and rewrites its mode's
+# column of docs/conformance.md. It fails on any failure that is not one of
+# the mode's documented exceptions (hack/conformance/exceptions.go).
+# knit dev builds the suite's ko:// test images itself, in that module; the
+# cluster pulls them from its registry (conformance-images pushes them).
+CONFORMANCE       := cd hack/conformance && go run .
+CONFORMANCE_FLAGS ?=
+KNATIVE_RELEASE   := $(shell cd hack/conformance && go list -m -f '{{.Version}}' knative.dev/serving)
+CLUSTER_REGISTRY  ?= 10.250.0.2:5000
+CLUSTER_NODE_IP   ?= 10.250.0.2
+CONFORMANCE_IMAGES = $(CLUSTER_REGISTRY)/conformance/{{.Name}}:$(KNATIVE_RELEASE)
+
+.PHONY: conformance conformance-cluster conformance-on-cluster conformance-images
+conformance: export KUBEBUILDER_ASSETS := $(BIN)
+conformance: tools build ## Knative Serving's conformance suite against knit dev → docs/conformance.md
+	$(CONFORMANCE) -mode dev -knit $(BIN)/knit -bin-dir $(BIN) -out $(CURDIR)/docs/conformance.md $(CONFORMANCE_FLAGS)
+
+conformance-images: image-tool ## the suite's test images, built from the pinned release, pushed to the test cluster's registry
+	@mkdir -p $(IMAGES_BUILD)/conformance
+	cd hack/conformance && $(STATIC_BUILD) -o $(IMAGES_BUILD)/conformance/ \
+		$$(go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' knative.dev/serving/test/test_images/...)
+	@for bin in $(IMAGES_BUILD)/conformance/*; do n=$$(basename $$bin); \
+		$(IMGBUILD) -push -insecure -ref $(subst {{.Name}},$$n,$(CONFORMANCE_IMAGES)) -file $$bin:/ko-app/$$n \
+			-entrypoint /ko-app/$$n -env KO_DATA_PATH=/var/run/ko -port 8080 >/dev/null || exit 1; done
+	@echo "pushed $$(ls $(IMAGES_BUILD)/conformance | wc -l) test images to $(CLUSTER_REGISTRY)/conformance"
+
+conformance-cluster: cluster cluster-images helm conformance-images ## Knative Serving's conformance suite against the test cluster → docs/conformance.md
+	@status=0; $(MAKE) --no-print-directory conformance-on-cluster || status=$$?; \
+	if [ -z "$(KEEP_CLUSTER)" ]; then hack/cluster/down.sh $(CLUSTER_STATE) >/dev/null 2>&1 || true; fi; exit $$status
+
+# The suite on a running test cluster with its images pushed: knit
+# installed with the chart, the run, knit uninstalled.
+conformance-on-cluster: helm
+	@$(MAKE) --no-print-directory cluster-install HELM_FLAGS="-f hack/conformance/values.yaml"
+	@status=0; $(CONFORMANCE) -mode cluster -kubeconfig $(CLUSTER_STATE)/kubeconfig -ingress $(CLUSTER_NODE_IP) \
+		-image-template '$(CONFORMANCE_IMAGES)' -out $(CURDIR)/docs/conformance.md $(CONFORMANCE_FLAGS) || status=$$?; \
+	$(MAKE) --no-print-directory cluster-uninstall >/dev/null || true; exit $$status
 
 # ---- Gitea, the real forge of the pull-request journeys ----
 # Gitea (its version is GITEA_VERSION in hack/gitea/build.sh) built from the

@@ -1,0 +1,107 @@
+// Command conformance runs Knative Serving's own conformance suite, the
+// api/v1 and runtime packages of the release go.mod pins, against a
+// running knit, and writes what passed to docs/conformance.md.
+//
+// In knit dev (-mode dev) it starts `knit dev` itself, in this directory,
+// so that the suite's ko:// test images build from this module's copy of
+// Knative's test/test_images at the pinned release. Against the test
+// cluster (-mode cluster) it runs on the cluster the kubeconfig names,
+// with the test images imported into its containerd beforehand (make
+// conformance-cluster).
+//
+// The run fails when a test fails that is not one of the mode's
+// documented exceptions (exceptions.go), each of which says why.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// release is the Knative Serving release whose suite runs; go.mod pins it.
+const release = "v0.42.2"
+
+type options struct {
+	mode          string
+	knit, binDir  string
+	kubeconfig    string
+	ingress       string
+	imageTemplate string
+	out, work     string
+	run           string
+	suites        string
+	parallel      int
+	timeout       time.Duration
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.mode, "mode", "dev", "dev (start knit dev here) or cluster (the cluster -kubeconfig names)")
+	flag.StringVar(&o.knit, "knit", "", "the knit binary (mode dev)")
+	flag.StringVar(&o.binDir, "bin-dir", "", "where kube-apiserver and etcd are, for knit dev (mode dev)")
+	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "the cluster's kubeconfig (mode cluster)")
+	flag.StringVar(&o.ingress, "ingress", "", "mode dev: knit dev's ingress address, a loopback port in the NodePort range; mode cluster: the node's IP")
+	flag.StringVar(&o.imageTemplate, "image-template", "", "where the suite's images are: {{.Name}} is the image (mode cluster)")
+	flag.StringVar(&o.out, "out", "", "docs/conformance.md to update; empty writes none")
+	flag.StringVar(&o.work, "work", "", "directory for the test binaries, logs and knit dev's state (default: a temporary one)")
+	flag.StringVar(&o.run, "run", "", "only the tests this -test.run pattern picks (the report is then not written)")
+	flag.StringVar(&o.suites, "suites", strings.Join(suitePackages, ","), "the conformance packages to run (the report is written only for all)")
+	flag.IntVar(&o.parallel, "parallel", 4, "tests run at once within each package")
+	flag.DurationVar(&o.timeout, "timeout", 40*time.Minute, "limit of each package's run")
+	flag.Parse()
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	if o.work == "" {
+		dir, err := os.MkdirTemp("", "knit-conformance-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		o.work = dir
+	}
+	o.work, _ = filepath.Abs(o.work)
+	bins, err := buildSuites(ctx, o.work, strings.Split(o.suites, ","))
+	if err != nil {
+		return err
+	}
+	target, err := startTarget(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer target.stop()
+	if err := prepare(ctx, target); err != nil {
+		return err
+	}
+	var results []result
+	for _, s := range bins {
+		rs, err := runSuite(ctx, o, target, s)
+		if err != nil {
+			return err
+		}
+		results = append(results, rs...)
+	}
+	verdict := judge(o.mode, results)
+	fmt.Print(verdict.summary())
+	if o.out != "" && o.run == "" && o.suites == strings.Join(suitePackages, ",") {
+		if err := writeReport(o.out, o.mode, results); err != nil {
+			return err
+		}
+	}
+	return verdict.err()
+}
