@@ -37,9 +37,10 @@ type builder struct {
 	log   logr.Logger
 	ctx   context.Context // builds outlive the replica that asked first; they end with the runtime
 
-	builds    atomic.Int64   // builds that ran (cache misses), for tests and logs
-	resolving flight[string] // by image: replicas starting together share one go list
-	linking   flight[string] // by key: a binary is built once however it is spelled
+	buildsMu  sync.Mutex
+	builds    map[string]int64 // builds that ran (cache misses) by image, for tests
+	resolving flight[string]   // by image: replicas starting together share one go list
+	linking   flight[string]   // by key: a binary is built once however it is spelled
 
 	envOnce sync.Once
 	env     *goEnv
@@ -74,10 +75,10 @@ func (b *builder) build(image string) (string, error) {
 	if err != nil {
 		return "", &buildError{image: image, lines: []string{err.Error()}}
 	}
-	if !env.inMainModule(pkg) {
+	pkgs, err := b.list(pkg)
+	if err != nil && !env.inMainModule(pkg) && strings.Contains(err.Error(), "no required module provides package") {
 		return b.install(image, pkg, env)
 	}
-	pkgs, err := b.list(pkg)
 	if err != nil {
 		return "", &buildError{image: image, lines: errorLines(err.Error())}
 	}
@@ -103,8 +104,10 @@ func (b *builder) build(image string) (string, error) {
 	})
 }
 
-// install is the fallback for an import path outside the main module:
-// `go install <path>@latest` into the cache. @latest is resolved on the
+// install is the fallback for an import path no module of the module
+// dir's build list provides (a package of a required module builds at
+// the required version, as ko builds it): `go install <path>@latest`
+// into the cache. @latest is resolved on the
 // first use only; remove <state>/builds to pick up a newer release.
 func (b *builder) install(image, pkg string, env *goEnv) (string, error) {
 	key, err := buildKey(env.keyed, []listedPackage{{ImportPath: "install " + pkg, Standard: true}}, nil)
@@ -177,7 +180,12 @@ func (b *builder) run(image, dir, out string, env []string, args ...string) erro
 			return err
 		}
 	}
-	b.builds.Add(1)
+	b.buildsMu.Lock()
+	if b.builds == nil {
+		b.builds = map[string]int64{}
+	}
+	b.builds[image]++
+	b.buildsMu.Unlock()
 	log.Info("Built image", "duration", time.Since(began).Round(time.Millisecond), "packages", progress.packages.Load())
 	return nil
 }

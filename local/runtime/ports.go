@@ -9,24 +9,31 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// portMap is one replica's loopback ports. Every replica shares 127.0.0.1,
-// so each containerPort of the pod template gets a free port of its own;
-// containers of a pod share one network namespace in Kubernetes, so the
-// map is pod-wide, like port numbers are in a pod.
+// portMap is one replica's ports. In the shared network every replica
+// shares 127.0.0.1, so each containerPort of the pod template gets a free
+// port of its own; in an isolated network a replica has its own loopback,
+// as a pod does, and every port is the declared one (an app hard-coding
+// :8080 works there). Containers of a pod share one network namespace in
+// Kubernetes, so the map is pod-wide, like port numbers are in a pod.
 type portMap struct {
 	byNumber map[int32]int32
 	byName   map[string]int32
 }
 
 // allocatePorts maps every containerPort declared in spec to a port from
-// free. A number declared twice maps once; a name maps to the first
-// container that declares it, as Kubernetes resolves named ports.
+// free, or to itself when free is nil (an isolated network). A number
+// declared twice maps once; a name maps to the first container that
+// declares it, as Kubernetes resolves named ports.
 func allocatePorts(spec *corev1.PodSpec, free func() (int32, error)) (portMap, error) {
 	m := portMap{byNumber: map[int32]int32{}, byName: map[string]int32{}}
 	taken := map[int32]bool{}
 	for _, c := range spec.Containers {
 		for _, p := range c.Ports {
 			local, ok := m.byNumber[p.ContainerPort]
+			if !ok && free == nil {
+				local, ok = p.ContainerPort, true
+				m.byNumber[p.ContainerPort] = local
+			}
 			if !ok {
 				var err error
 				if local, err = distinctPort(free, taken); err != nil {

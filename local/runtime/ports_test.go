@@ -45,6 +45,26 @@ func TestAllocatePorts(t *testing.T) {
 	}
 }
 
+// In a network of its own a replica listens where its pod would: PORT
+// stays 8080, so an app hard-coding :8080 is reached, and an environment
+// value naming a declared port is left as written.
+func TestAllocatePortsIsolatedKeepsDeclared(t *testing.T) {
+	m, err := allocatePorts(revisionPod(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := portMap{
+		byNumber: map[int32]int32{8080: 8080, 8012: 8012, 9091: 9091},
+		byName:   map[string]int32{"user-port": 8080, "http": 8012, "http-autometric": 9091},
+	}
+	if diff := cmp.Diff(want, m, cmp.AllowUnexported(portMap{})); diff != "" {
+		t.Errorf("ports (-want +got):\n%s", diff)
+	}
+	if got := m.rewrite("8080"); got != "8080" {
+		t.Errorf("rewrite(8080) = %s, want 8080", got)
+	}
+}
+
 // The kernel may hand a released port out again: a replica's ports stay
 // distinct whatever free returns, and a free that never finds another
 // fails the replica's start instead of starting it on one port twice.

@@ -86,13 +86,18 @@ func New(opts Options) (*Runtime, error) {
 	return rt, nil
 }
 
-// buildsRun counts the builds that ran (cache misses) in every module dir.
-func (rt *Runtime) buildsRun() int64 {
+// buildsRun counts the builds that ran (cache misses) of the images
+// named, in every module dir.
+func (rt *Runtime) buildsRun(images ...string) int64 {
 	rt.buildersMu.Lock()
 	defer rt.buildersMu.Unlock()
 	var n int64
 	for _, b := range rt.builders {
-		n += b.builds.Load()
+		b.buildsMu.Lock()
+		for _, image := range images {
+			n += b.builds[image]
+		}
+		b.buildsMu.Unlock()
 	}
 	return n
 }
@@ -209,7 +214,11 @@ func (rt *Runtime) forget(key types.NamespacedName) []replicaView {
 // with rt.mu held.
 func (rt *Runtime) newReplica(key types.NamespacedName, st *deploymentState, d *appsv1.Deployment) (*replica, error) {
 	tmpl := d.Spec.Template.DeepCopy()
-	ports, err := allocatePorts(&tmpl.Spec, freeLoopbackPort)
+	free := freeLoopbackPort
+	if rt.netPool != nil {
+		free = nil // a network of its own: the declared ports, as in a pod
+	}
+	ports, err := allocatePorts(&tmpl.Spec, free)
 	if err != nil {
 		return nil, err
 	}

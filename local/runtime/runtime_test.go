@@ -205,10 +205,11 @@ func TestKoImageBuildsOnce(t *testing.T) {
 	startSuite(t)
 	t.Parallel()
 	ns := newNamespace(t)
-	before := suite.rt.buildsRun()
 	// The same program spelled two ways: by import path and relative to the module dir.
-	a := revisionDeployment(ns, "ko-a", 1, appContainer("ko://github.com/knitops/knit/local/runtime/testdata/httpserver"))
-	b := revisionDeployment(ns, "ko-b", 1, appContainer("ko://./testdata/httpserver"))
+	spellings := []string{"ko://github.com/knitops/knit/local/runtime/testdata/httpserver", "ko://./testdata/httpserver"}
+	before := suite.rt.buildsRun(spellings...)
+	a := revisionDeployment(ns, "ko-a", 1, appContainer(spellings[0]))
+	b := revisionDeployment(ns, "ko-b", 1, appContainer(spellings[1]))
 	create(t, a)
 	create(t, service(ns, "ko-a", map[string]string{"app": "ko-a"}, intstr.FromString("http")))
 	// A cold build compiles the standard library with -trimpath: minutes on a small machine.
@@ -219,7 +220,7 @@ func TestKoImageBuildsOnce(t *testing.T) {
 
 	create(t, b)
 	waitForDeployment(t, client.ObjectKeyFromObject(b), time.Minute, "ko-b available", available)
-	if n := suite.rt.buildsRun() - before; n != 1 {
+	if n := suite.rt.buildsRun(spellings...) - before; n != 1 {
 		t.Errorf("%d builds for one program; the second Deployment should use the cache", n)
 	}
 	if bins, _ := filepath.Glob(filepath.Join(suite.state, "builds", "*", "httpserver")); len(bins) != 1 {
@@ -299,6 +300,57 @@ func TestKnitImageRunsTheExecutable(t *testing.T) {
 	waitForDeployment(t, types.NamespacedName{Namespace: ns, Name: "queue"}, 30*time.Second, "available", available)
 }
 
+// TestKoImageOfARequiredModule: ko://<a package of a required module>
+// builds at the version the module dir's go.mod requires, as ko builds
+// it, not at @latest: here the requirement is replaced by a local copy,
+// which no download could find.
+func TestKoImageOfARequiredModule(t *testing.T) {
+	startSuite(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"app/go.mod":  "module example.com/app\n\ngo 1.22\n\nrequire example.com/tool v1.0.0\n\nreplace example.com/tool => ../tool\n",
+		"tool/go.mod": "module example.com/tool\n\ngo 1.22\n",
+		"tool/cmd/hi/main.go": `package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+)
+
+func main() {
+	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "the required tool") })
+	http.ListenAndServe("127.0.0.1:"+os.Getenv("PORT"), nil)
+}
+`,
+	})
+	c := appContainer("ko://example.com/tool/cmd/hi")
+	c.ReadinessProbe = nil
+	d := revisionDeployment(ns, "tool", 1, c)
+	d.Spec.Template.Annotations = map[string]string{sourceDirAnnotation: filepath.Join(root, "app")}
+	create(t, d)
+	create(t, service(ns, "tool", map[string]string{"app": "tool"}, intstr.FromString("http")))
+	waitForDeployment(t, client.ObjectKeyFromObject(d), 3*time.Minute, "tool available", available)
+	if body, _ := get(t, readySlices(t, ns, "tool", 1)[0]); body != "the required tool" {
+		t.Errorf("answer = %q, want the required module's program", body)
+	}
+}
+
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		path := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestKoImageBuildsInSourceDir: a pod whose source dir Options.SourceDir
 // names builds ko://./relative images there and runs there, the way knit
 // dev builds a Git commit's checkout.
@@ -307,7 +359,7 @@ func TestKoImageBuildsInSourceDir(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
 	src := t.TempDir()
-	for name, content := range map[string]string{
+	writeFiles(t, src, map[string]string{
 		"go.mod": "module example.com/pushed\n\ngo 1.22\n",
 		"cmd/hi/main.go": `package main
 
@@ -323,15 +375,7 @@ func main() {
 	http.ListenAndServe("127.0.0.1:"+os.Getenv("PORT"), nil)
 }
 `,
-	} {
-		path := filepath.Join(src, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	c := appContainer("ko://./cmd/hi")
 	c.ReadinessProbe = nil
 	d := revisionDeployment(ns, "pushed", 1, c)
