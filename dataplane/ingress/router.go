@@ -92,6 +92,7 @@ const (
 
 func rewrite(pr *httputil.ProxyRequest) {
 	pr.SetXForwarded()
+	appendForwarded(pr.Out.Header, pr.In)
 	pr.Out.Host = pr.In.Host
 	if b, ok := pr.In.Context().Value(backendKey{}).(*backend); ok {
 		pr.Out.Header[RevisionHeader] = []string{b.name}

@@ -24,6 +24,9 @@ func app(t *testing.T, name string) (port int32) {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "%s %s/%s %s", name, r.Header.Get(NamespaceHeader), r.Header.Get(RevisionHeader), r.Host)
+		if f := r.Header.Get("Forwarded"); f != "" {
+			fmt.Fprintf(w, " %s", f)
+		}
 	}))
 	t.Cleanup(srv.Close)
 	return int32(srv.Listener.Addr().(*net.TCPAddr).Port)
@@ -56,8 +59,8 @@ func TestRouterProxiesByHost(t *testing.T) {
 		[]discoveryv1.EndpointSlice{slice("hello-1", app(t, "one"), true, "127.0.0.1")},
 	))
 	code, body := serve(t, r, "hello.default.localhost:8080")
-	if code != 200 || body != "one default/hello-1 hello.default.localhost:8080" {
-		t.Errorf("routed request = %d %q, want the app's answer with revision headers and the original Host", code, body)
+	if want := `one default/hello-1 hello.default.localhost:8080 for=192.0.2.1;host="hello.default.localhost:8080";proto=http`; code != 200 || body != want {
+		t.Errorf("routed request = %d %q, want the app's answer with revision headers, the original Host and Forwarded %q", code, body, want)
 	}
 	code, body = serve(t, r, "nope.default.localhost")
 	if code != http.StatusNotFound || !strings.Contains(body, `no route for host "nope.default.localhost"`) {
