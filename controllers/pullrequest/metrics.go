@@ -12,6 +12,7 @@ import (
 	"github.com/knitops/knit/dataplane/queue"
 	"github.com/knitops/knit/gitsync/canary"
 	"github.com/knitops/knit/internal/endpointslices"
+	"github.com/knitops/knit/internal/names"
 )
 
 // MetricsFromEndpoints reads a revision's metrics from its replicas'
@@ -22,7 +23,7 @@ import (
 func MetricsFromEndpoints(c client.Reader, hc *http.Client) func(ctx context.Context, namespace, revision string) (map[string]canary.Snapshot, error) {
 	return func(ctx context.Context, namespace, revision string) (map[string]canary.Snapshot, error) {
 		// Only read, into URLs: no copy of the cache's slices.
-		slices, err := endpointslices.List(ctx, c, types.NamespacedName{Namespace: namespace, Name: revision + "-private"}, client.UnsafeDisableDeepCopy)
+		slices, err := endpointslices.List(ctx, c, types.NamespacedName{Namespace: namespace, Name: names.PrivateService(revision)}, client.UnsafeDisableDeepCopy)
 		if err != nil {
 			return nil, fmt.Errorf("endpoints of revision %s: %w", revision, err)
 		}

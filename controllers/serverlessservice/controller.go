@@ -2,7 +2,6 @@ package serverlessservice
 
 import (
 	"context"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -67,8 +66,17 @@ func (r *Reconciler) sksForSlice(ctx context.Context, obj client.Object) []recon
 		}
 		return reqs
 	}
-	if name, ok := strings.CutSuffix(svc, "-private"); ok {
-		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+	return privateSliceOwner(obj)
+}
+
+// privateSliceOwner maps a private Service's slice to its SKS by the
+// labels the slice inherits from the Service (as Knative's SKS controller
+// does): the Service's name may be shortened and cannot be parsed back.
+func privateSliceOwner(obj client.Object) []reconcile.Request {
+	l := obj.GetLabels()
+	name := l[networkingv1alpha1.ServerlessServiceLabelKey]
+	if name == "" || l[networkingv1alpha1.ServiceTypeLabelKey] != networkingv1alpha1.ServiceTypePrivate {
+		return nil
 	}
-	return nil
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
 }

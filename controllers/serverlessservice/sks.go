@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -88,15 +89,33 @@ func (r *Reconciler) updateStatus(ctx context.Context, sks *networkingv1alpha1.S
 	return nil
 }
 
+// ensureService keeps a Service's ports and selector, and the labels the
+// SKS gives it (others' labels stay): a Service made before the SKS
+// labelled its Services gets them, and its slices with them.
 func (r *Reconciler) ensureService(ctx context.Context, sks *networkingv1alpha1.ServerlessService, want *corev1.Service) error {
 	_, err := owned.Ensure(ctx, r.client, sks, "Service", want, &corev1.Service{},
 		func(have, want *corev1.Service) bool {
-			return !equality.Semantic.DeepEqual(have.Spec.Ports, want.Spec.Ports) || !equality.Semantic.DeepEqual(have.Spec.Selector, want.Spec.Selector)
+			return !equality.Semantic.DeepEqual(have.Spec.Ports, want.Spec.Ports) || !equality.Semantic.DeepEqual(have.Spec.Selector, want.Spec.Selector) ||
+				!hasLabels(have.Labels, want.Labels)
 		},
 		func(have, want *corev1.Service) {
 			have.Spec.Ports, have.Spec.Selector = want.Spec.Ports, want.Spec.Selector
+			if have.Labels == nil {
+				have.Labels = map[string]string{}
+			}
+			maps.Copy(have.Labels, want.Labels)
 		})
 	return err
+}
+
+// hasLabels says whether have holds every label of want.
+func hasLabels(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 // slices are the Service's EndpointSlices, deep copies: parts of them go

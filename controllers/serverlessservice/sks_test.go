@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/knitops/knit/api"
 	duckv1 "github.com/knitops/knit/api/duck/v1"
@@ -112,6 +113,24 @@ func TestReconcile(t *testing.T) {
 			}
 		},
 	}, {
+		name: "update: a private Service made before the SKS labelled its Services gets the labels, others' kept",
+		objs: []client.Object{testSKS(networkingv1alpha1.SKSOperationModeServe), replica, func() client.Object {
+			s := private.DeepCopy()
+			s.Labels = map[string]string{"team": "a"}
+			return s
+		}()},
+		want: cond{Status: corev1.ConditionTrue}, addresses: []string{"10.0.0.1"},
+		check: func(t *testing.T, c client.Client) {
+			s := &corev1.Service{}
+			if err := c.Get(context.Background(), client.ObjectKeyFromObject(private), s); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{"team": "a", networkingv1alpha1.ServerlessServiceLabelKey: "hello-00001", networkingv1alpha1.ServiceTypeLabelKey: "Private"}
+			if diff := cmp.Diff(want, s.Labels); diff != "" {
+				t.Errorf("private Service labels (-want +got):\n%s", diff)
+			}
+		},
+	}, {
 		name: "not owned: the private Service's name is taken; no retry",
 		objs: []client.Object{testSKS(networkingv1alpha1.SKSOperationModeServe), replica, func() client.Object {
 			s := private.DeepCopy()
@@ -183,6 +202,36 @@ func TestReconcile(t *testing.T) {
 			}
 			if tc.check != nil {
 				tc.check(t, c)
+			}
+		})
+	}
+}
+
+// A private slice finds its SKS by the labels it inherits from the
+// Service, whatever the Service is called: a shortened name
+// (names.PrivateService) cannot be parsed back, and a public slice or a
+// stranger's slice wakes nothing.
+func TestPrivateSliceOwner(t *testing.T) {
+	long := "revision-timeout-does-not-exceed-timeout--egnetwcn-00001"
+	labelled := func(service string, labels ...string) client.Object {
+		return endpoints("default", service+"-abc", service, "10.0.0.1", labels...)
+	}
+	for _, tc := range []struct {
+		name  string
+		slice client.Object
+		want  []reconcile.Request
+	}{
+		{name: "private", slice: labelled("hello-00001-private", networkingv1alpha1.ServerlessServiceLabelKey, "hello-00001", networkingv1alpha1.ServiceTypeLabelKey, "Private"),
+			want: []reconcile.Request{{NamespacedName: key}}},
+		{name: "private, shortened name", slice: labelled("revision-timeout-does-n9494d713f937bc1d4735f41081d6d844-private",
+			networkingv1alpha1.ServerlessServiceLabelKey, long, networkingv1alpha1.ServiceTypeLabelKey, "Private"),
+			want: []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: "default", Name: long}}}},
+		{name: "public", slice: labelled("hello-00001", networkingv1alpha1.ServerlessServiceLabelKey, "hello-00001", networkingv1alpha1.ServiceTypeLabelKey, "Public")},
+		{name: "no labels, named like one", slice: labelled("hello-00001-private")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, privateSliceOwner(tc.slice)); diff != "" {
+				t.Errorf("privateSliceOwner (-want +got):\n%s", diff)
 			}
 		})
 	}

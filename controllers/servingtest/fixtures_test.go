@@ -17,7 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	duckv1 "github.com/knitops/knit/api/duck/v1"
+	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/internal/names"
 )
 
 // namespace creates a fresh namespace for one test.
@@ -57,7 +59,9 @@ func helloService(ns, name, target string) *servingv1.Service {
 }
 
 // runReplicas plays the local runtime for a Revision: marks its
-// Deployment's replicas ready and publishes the private endpoint.
+// Deployment's replicas ready and publishes the private endpoint, a
+// slice with the labels the endpointslice controller copies from the
+// private Service (which may not exist yet: its SKS may fail to make it).
 func runReplicas(t *testing.T, ns, rev string, port int32) {
 	t.Helper()
 	runReplicasOn(t, k8s, ns, rev, port)
@@ -69,7 +73,7 @@ func runReplicasOn(t *testing.T, k8s client.Client, ns, rev string, port int32) 
 	ctx := context.Background()
 	dep := &appsv1.Deployment{}
 	eventually(t, "Deployment of "+rev, func(ctx context.Context) (bool, string) {
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: rev + "-deployment"}, dep)
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.Deployment(rev)}, dep)
 		return err == nil, fmt.Sprint(err)
 	})
 	dep.Status = appsv1.DeploymentStatus{
@@ -82,8 +86,10 @@ func runReplicasOn(t *testing.T, k8s client.Client, ns, rev string, port int32) 
 	if err := k8s.Status().Update(ctx, dep); err != nil {
 		t.Fatalf("mark %s ready: %v", dep.Name, err)
 	}
+	labels := map[string]string{discoveryv1.LabelServiceName: names.PrivateService(rev),
+		networkingv1alpha1.ServerlessServiceLabelKey: rev, networkingv1alpha1.ServiceTypeLabelKey: networkingv1alpha1.ServiceTypePrivate}
 	slice := &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: rev + "-private-0", Labels: map[string]string{discoveryv1.LabelServiceName: rev + "-private"}},
+		ObjectMeta:  metav1.ObjectMeta{Namespace: ns, GenerateName: names.PrivateService(rev) + "-", Labels: labels},
 		AddressType: discoveryv1.AddressTypeFQDN,
 		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"127.0.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
 		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To(port)}},
@@ -98,7 +104,7 @@ func failReplicas(t *testing.T, ns, rev, reason, message string) {
 	t.Helper()
 	dep := &appsv1.Deployment{}
 	eventually(t, "Deployment of "+rev, func(ctx context.Context) (bool, string) {
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: rev + "-deployment"}, dep)
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.Deployment(rev)}, dep)
 		return err == nil, fmt.Sprint(err)
 	})
 	dep.Status = appsv1.DeploymentStatus{

@@ -15,6 +15,7 @@ import (
 	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	revresources "github.com/knitops/knit/controllers/revision/resources"
+	"github.com/knitops/knit/internal/names"
 )
 
 // A Revision's pod template is fixed when its Deployment is created: the
@@ -102,7 +103,7 @@ func deployment(t *testing.T, ns, rev string) *appsv1.Deployment {
 	t.Helper()
 	dep := &appsv1.Deployment{}
 	eventually(t, "Deployment of "+rev, func(ctx context.Context) (bool, string) {
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: rev + "-deployment"}, dep)
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.Deployment(rev)}, dep)
 		return err == nil, fmt.Sprint(err)
 	})
 	return dep

@@ -5,7 +5,6 @@ import (
 	"net"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -21,16 +20,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/internal/endpointslices"
+	"github.com/knitops/knit/internal/names"
 )
 
-// The private Service over a Revision's replicas is named after it with
-// this suffix; its slices carry the serving port under httpPortName.
-const (
-	privateSuffix = "-private"
-	httpPortName  = "http"
-)
+// The slices of the private Service over a Revision's replicas
+// (names.PrivateService) carry the serving port under httpPortName.
+const httpPortName = "http"
 
 // The activators' own Service, whose ready endpoints are every activator
 // replica: they split each Revision's replicas among them.
@@ -66,7 +64,7 @@ func (a *Activator) SetupWithManager(mgr ctrl.Manager) error {
 		For(&servingv1.Revision{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(revisionOfSlice),
 			builder.WithPredicates(predicate.NewPredicateFuncs(func(obj client.Object) bool {
-				return strings.HasSuffix(obj.GetLabels()[discoveryv1.LabelServiceName], privateSuffix)
+				return len(revisionOfSlice(context.Background(), obj)) > 0
 			}))).
 		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
 		Complete(r)
@@ -117,10 +115,14 @@ func (r *peersReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (r
 	return reconcile.Result{}, nil
 }
 
-// revisionOfSlice maps a private Service's slice to its Revision.
+// revisionOfSlice maps a private Service's slice to its Revision through
+// the labels it inherits from the Service: its ServerlessService, which
+// is named for the Revision. The Service's own name may be shortened
+// (names.PrivateService) and cannot be parsed back.
 func revisionOfSlice(_ context.Context, obj client.Object) []reconcile.Request {
-	name, ok := strings.CutSuffix(obj.GetLabels()[discoveryv1.LabelServiceName], privateSuffix)
-	if !ok || name == "" {
+	l := obj.GetLabels()
+	name := l[networkingv1alpha1.ServerlessServiceLabelKey]
+	if name == "" || l[networkingv1alpha1.ServiceTypeLabelKey] != networkingv1alpha1.ServiceTypePrivate {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
@@ -148,7 +150,7 @@ func (r *endpointsReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 		return reconcile.Result{}, err
 	}
 	// Only read, into addresses: no copy of the cache's slices.
-	items, err := endpointslices.List(ctx, r.client, types.NamespacedName{Namespace: req.Namespace, Name: req.Name + privateSuffix},
+	items, err := endpointslices.List(ctx, r.client, types.NamespacedName{Namespace: req.Namespace, Name: names.PrivateService(req.Name)},
 		client.UnsafeDisableDeepCopy)
 	if err != nil {
 		return reconcile.Result{}, err

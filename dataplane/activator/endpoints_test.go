@@ -15,8 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/internal/endpointslices/endpointslicestest"
+	"github.com/knitops/knit/internal/names"
 )
 
 func slice(ports map[string]int32, eps ...discoveryv1.Endpoint) discoveryv1.EndpointSlice {
@@ -102,20 +104,35 @@ func TestConfigFor(t *testing.T) {
 	}
 }
 
+// A private slice names its Revision by the labels it inherits from the
+// SKS's private Service, not by its Service's name, which is shortened
+// for a long Revision (names.PrivateService) and cannot be parsed back.
 func TestRevisionOfSlice(t *testing.T) {
+	long := "revision-timeout-does-not-exceed-timeout--egnetwcn-00001"
 	for _, tc := range []struct {
-		service string
-		want    []reconcile.Request
+		name              string
+		service, sks, typ string
+		want              []reconcile.Request
 	}{
-		{"hello-00001-private", []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "hello-00001"}}}},
-		{"hello-00001", nil},
-		{"-private", nil},
-		{"", nil},
+		{name: "private", service: "hello-00001-private", sks: "hello-00001", typ: "Private",
+			want: []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "hello-00001"}}}},
+		{name: "private, shortened name", service: names.PrivateService(long), sks: long, typ: "Private",
+			want: []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: "ns", Name: long}}}},
+		{name: "public", service: "hello-00001", sks: "hello-00001", typ: "Public"},
+		{name: "named like a private one, unlabelled", service: "hello-00001-private"},
+		{name: "nothing", service: ""},
 	} {
-		s := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Labels: map[string]string{discoveryv1.LabelServiceName: tc.service}}}
-		if diff := cmp.Diff(tc.want, revisionOfSlice(context.Background(), s)); diff != "" {
-			t.Errorf("revisionOfSlice(service %q) (-want +got):\n%s", tc.service, diff)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			labels := map[string]string{discoveryv1.LabelServiceName: tc.service}
+			if tc.sks != "" {
+				labels[networkingv1alpha1.ServerlessServiceLabelKey] = tc.sks
+				labels[networkingv1alpha1.ServiceTypeLabelKey] = tc.typ
+			}
+			s := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Labels: labels}}
+			if diff := cmp.Diff(tc.want, revisionOfSlice(context.Background(), s)); diff != "" {
+				t.Errorf("revisionOfSlice (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -24,7 +24,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/knitops/knit/api"
+	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/internal/names"
 )
 
 // startManager starts an API server (envtest, with knit's CRDs) and a
@@ -106,8 +108,10 @@ func TestSetupWithManager(t *testing.T) {
 	q := newFakeQueue(t, true, reply("hello from the replica"))
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace: key.Namespace, Name: key.Name + "-private-abcde",
-			Labels: map[string]string{discoveryv1.LabelServiceName: key.Name + "-private"},
+			Namespace: key.Namespace, Name: names.PrivateService(key.Name) + "-abcde",
+			// The private Service's labels, as the endpointslice controller copies them.
+			Labels: map[string]string{discoveryv1.LabelServiceName: names.PrivateService(key.Name),
+				networkingv1alpha1.ServerlessServiceLabelKey: key.Name, networkingv1alpha1.ServiceTypeLabelKey: networkingv1alpha1.ServiceTypePrivate},
 		},
 		// The API server refuses loopback IPs; knit dev publishes them as FQDNs.
 		AddressType: discoveryv1.AddressTypeFQDN,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/knitops/knit/dataplane/queue"
 	"github.com/knitops/knit/internal/endpointslices"
+	"github.com/knitops/knit/internal/names"
 )
 
 // metricsPortName is the private Service port that reaches the
@@ -109,7 +110,7 @@ func (k *KPA) scrapeRevision(ctx context.Context, key types.NamespacedName) (con
 	// whatever the namespace holds, and a Revision at zero (no slices, or
 	// none ready) costs nothing more. The slices are only read, into
 	// URLs, and not kept: no copy of them.
-	slices, err := endpointslices.List(ctx, k.endpoints, types.NamespacedName{Namespace: key.Namespace, Name: key.Name + "-private"},
+	slices, err := endpointslices.List(ctx, k.endpoints, types.NamespacedName{Namespace: key.Namespace, Name: names.PrivateService(key.Name)},
 		client.UnsafeDisableDeepCopy)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "Listing endpoints to scrape", "revision", key)

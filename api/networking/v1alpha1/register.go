@@ -5,8 +5,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
+// GroupName is Knative's internal networking group, the prefix of its labels.
+const GroupName = "networking.internal.knative.dev"
+
 // GroupVersion is Knative's internal networking group.
-var GroupVersion = schema.GroupVersion{Group: "networking.internal.knative.dev", Version: "v1alpha1"}
+var GroupVersion = schema.GroupVersion{Group: GroupName, Version: "v1alpha1"}
 
 var (
 	// SchemeBuilder registers the networking types with a runtime scheme.

@@ -2,21 +2,22 @@
 package resources
 
 import (
-	"fmt"
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/internal/names"
 )
 
 // RevisionName is the template's explicit name, else Knative's
-// <configuration>-<5-digit generation>.
+// <configuration>-<5-digit generation>, shortened to fit 63 characters
+// as Knative shortens it (names.Revision).
 func RevisionName(cfg *servingv1.Configuration) string {
 	if cfg.Spec.Template.Name != "" {
 		return cfg.Spec.Template.Name
 	}
-	return fmt.Sprintf("%s-%05d", cfg.Name, cfg.Generation)
+	return names.Revision(cfg.Name, cfg.Generation)
 }
 
 // MakeRevision stamps the Revision for the Configuration's current

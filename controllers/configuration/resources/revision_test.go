@@ -77,3 +77,29 @@ func TestMakeRevision(t *testing.T) {
 		})
 	}
 }
+
+// A Configuration's Revision is named as Knative names it: the generation
+// appended, shortened (kmeta.ChildName's rule) when that passes 63
+// characters, so a long Configuration still gets Revisions.
+func TestRevisionName(t *testing.T) {
+	for _, tc := range []struct {
+		name, cfg, template string
+		generation          int64
+		want                string
+	}{
+		{name: "short", cfg: "hello", generation: 3, want: "hello-00003"},
+		{name: "the template's name", cfg: "hello", template: "hello-v2", generation: 3, want: "hello-v2"},
+		{name: "57 characters fit", cfg: "configuration-with-a-name-long-enough-to-fit-exactly-abcd", generation: 1,
+			want: "configuration-with-a-name-long-enough-to-fit-exactly-abcd-00001"},
+		{name: "60 characters are shortened", cfg: "configuration-with-a-name-long-enough-to-need-a-hash-abcdefg", generation: 1,
+			want: "configuration-with-a-namea1e223d4efdcde925d120cfcff8aa44a-00001"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &servingv1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: tc.cfg, Generation: tc.generation}}
+			cfg.Spec.Template.Name = tc.template
+			if diff := cmp.Diff(tc.want, RevisionName(cfg)); diff != "" {
+				t.Errorf("RevisionName (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

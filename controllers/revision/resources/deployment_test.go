@@ -181,3 +181,20 @@ func TestRoutingStateStaysOffPods(t *testing.T) {
 		t.Errorf("PodAutoscaler annotations = %v, want %v", got, unrouted.Annotations)
 	}
 }
+
+// A Revision's Deployment, and the PodAutoscaler's target, are named as
+// Knative names them: <revision>-deployment, shortened past 63
+// characters, so a long Revision gets a Deployment the API accepts.
+func TestDeploymentName(t *testing.T) {
+	for _, tc := range []struct{ revision, want string }{
+		{revision: "hello-00001", want: "hello-00001-deployment"},
+		{revision: "revision-timeout-does-not-exceed-timeout--egnetwcn-00001", want: "revision-timeout-doe9494d713f937bc1d4735f41081d6d844-deployment"},
+	} {
+		rev := testRevision(func(r *servingv1.Revision) { r.Name = tc.revision })
+		got := map[string]string{"name": DeploymentName(rev), "deployment": MakeDeployment(rev, DeploymentConfig{}).Name, "pa target": MakePodAutoscaler(rev).Spec.ScaleTargetRef.Name}
+		want := map[string]string{"name": tc.want, "deployment": tc.want, "pa target": tc.want}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("names for %s (-want +got):\n%s", tc.revision, diff)
+		}
+	}
+}

@@ -2,10 +2,14 @@
 // PodAutoscaler — as pure functions of the Revision and config.
 package resources
 
-import servingv1 "github.com/knitops/knit/api/serving/v1"
+import (
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/internal/names"
+)
 
-// DeploymentName is Knative's <revision>-deployment.
-func DeploymentName(rev *servingv1.Revision) string { return rev.Name + "-deployment" }
+// DeploymentName is Knative's <revision>-deployment, shortened to fit 63
+// characters as Knative shortens it.
+func DeploymentName(rev *servingv1.Revision) string { return names.Deployment(rev.Name) }
 
 // PodAutoscalerName is the Revision's own name, as in Knative.
 func PodAutoscalerName(rev *servingv1.Revision) string { return rev.Name }

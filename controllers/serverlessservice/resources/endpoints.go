@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
+	"github.com/knitops/knit/internal/names"
 )
 
 // ManagedBy marks the public slices the SKS writes.
@@ -68,7 +69,7 @@ func mirror(sks *networkingv1alpha1.ServerlessService, src discoveryv1.EndpointS
 		}
 	}
 	sum := sha256.Sum256([]byte(src.Namespace + "/" + src.Name))
-	m := meta(sks, PublicServiceName(sks)+"-"+hex.EncodeToString(sum[:4]))
+	m := meta(sks, names.Child(PublicServiceName(sks), "-"+hex.EncodeToString(sum[:4])), networkingv1alpha1.ServiceTypePublic)
 	m.Labels[discoveryv1.LabelServiceName] = PublicServiceName(sks)
 	m.Labels[discoveryv1.LabelManagedBy] = ManagedBy
 	return discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{

@@ -26,9 +26,12 @@ var owner = []metav1.OwnerReference{{APIVersion: "networking.internal.knative.de
 
 func TestMakeServices(t *testing.T) {
 	s := sks(networkingv1alpha1.SKSOperationModeServe)
-	labels := map[string]string{servingv1.RevisionLabelKey: "hello-00001"}
+	labels := func(serviceType string) map[string]string {
+		return map[string]string{servingv1.RevisionLabelKey: "hello-00001",
+			"networking.internal.knative.dev/serverlessservice": "hello-00001", "networking.internal.knative.dev/serviceType": serviceType}
+	}
 	wantPrivate := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello-00001-private", Labels: labels, OwnerReferences: owner},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello-00001-private", Labels: labels("Private"), OwnerReferences: owner},
 		Spec: corev1.ServiceSpec{
 			Selector: map[string]string{servingv1.RevisionLabelKey: "hello-00001"},
 			Ports: []corev1.ServicePort{
@@ -41,7 +44,7 @@ func TestMakeServices(t *testing.T) {
 		t.Errorf("MakePrivateService (-want +got):\n%s", diff)
 	}
 	wantPublic := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello-00001", Labels: labels, OwnerReferences: owner},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello-00001", Labels: labels("Public"), OwnerReferences: owner},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(80)}}},
 	}
 	if diff := cmp.Diff(wantPublic, MakePublicService(s)); diff != "" {
@@ -74,6 +77,7 @@ func public(name string, addresses ...string) discoveryv1.EndpointSlice {
 	s := discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, OwnerReferences: owner, Labels: map[string]string{
 			servingv1.RevisionLabelKey: "hello-00001", discoveryv1.LabelServiceName: "hello-00001", discoveryv1.LabelManagedBy: ManagedBy,
+			"networking.internal.knative.dev/serverlessservice": "hello-00001", "networking.internal.knative.dev/serviceType": "Public",
 		}},
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8012), Protocol: ptr.To(corev1.ProtocolTCP)}},
@@ -128,6 +132,36 @@ func TestPublicEndpoints(t *testing.T) {
 	a2, _ := PublicEndpoints(sks(networkingv1alpha1.SKSOperationModeServe), replicas, nil)
 	if a1[0].Name != a2[0].Name || a1[0].Name == a1[1].Name {
 		t.Errorf("public slice names %q, %q then %q: want stable and distinct", a1[0].Name, a1[1].Name, a2[0].Name)
+	}
+}
+
+// The names of an SKS's Services and public slices fit 63 characters
+// whatever the SKS is called: Knative's conformance Service
+// revision-timeout-does-not-exceed-timeout--egnetwcn has a 56-character
+// Revision, whose <name>-private and <name>-<hash> would not fit.
+func TestLongNames(t *testing.T) {
+	s := sks(networkingv1alpha1.SKSOperationModeServe)
+	s.Name = "revision-timeout-does-not-exceed-timeout--egnetwcn-00001"
+	slices, _ := PublicEndpoints(s, []discoveryv1.EndpointSlice{slice("default", "x", []string{"10.0.0.1"})}, nil)
+	if len(slices) != 1 {
+		t.Fatalf("PublicEndpoints = %d slices, want 1", len(slices))
+	}
+	got := map[string]string{
+		"private": MakePrivateService(s).Name, "public": MakePublicService(s).Name, "public slice": slices[0].Name,
+		"private label": MakePrivateService(s).Labels["networking.internal.knative.dev/serverlessservice"],
+	}
+	want := map[string]string{
+		"private": "revision-timeout-does-n9494d713f937bc1d4735f41081d6d844-private", "public": s.Name,
+		// Child(s.Name, "-<8 hex digits of the source>"): 22 characters
+		// kept, the md5 of the Revision, the suffix.
+		"public slice":  "revision-timeout-does-9494d713f937bc1d4735f41081d6d844" + slices[0].Name[len(slices[0].Name)-9:],
+		"private label": s.Name,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+	if n := len(slices[0].Name); n > 63 {
+		t.Errorf("public slice name %q is %d characters", slices[0].Name, n)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/internal/names"
 )
 
 // Port names and numbers of the Services, Knative's.
@@ -22,9 +23,10 @@ const (
 	QueueMetricsPortName = "http-autometric"
 )
 
-// PrivateServiceName is the Service over the replicas themselves.
+// PrivateServiceName is the Service over the replicas themselves,
+// <sks>-private shortened to fit 63 characters (names.PrivateService).
 func PrivateServiceName(sks *networkingv1alpha1.ServerlessService) string {
-	return sks.Name + "-private"
+	return names.PrivateService(sks.Name)
 }
 
 // PublicServiceName is the Service the ingress routes to.
@@ -34,7 +36,7 @@ func PublicServiceName(sks *networkingv1alpha1.ServerlessService) string { retur
 // endpointslice controller fills its slices, in knit dev the local runtime.
 func MakePrivateService(sks *networkingv1alpha1.ServerlessService) *corev1.Service {
 	return &corev1.Service{
-		ObjectMeta: meta(sks, PrivateServiceName(sks)),
+		ObjectMeta: meta(sks, PrivateServiceName(sks), networkingv1alpha1.ServiceTypePrivate),
 		Spec: corev1.ServiceSpec{
 			Selector: map[string]string{servingv1.RevisionLabelKey: sks.Name},
 			Ports: []corev1.ServicePort{
@@ -48,18 +50,23 @@ func MakePrivateService(sks *networkingv1alpha1.ServerlessService) *corev1.Servi
 // MakePublicService has no selector: the SKS writes its endpoints.
 func MakePublicService(sks *networkingv1alpha1.ServerlessService) *corev1.Service {
 	return &corev1.Service{
-		ObjectMeta: meta(sks, PublicServiceName(sks)),
+		ObjectMeta: meta(sks, PublicServiceName(sks), networkingv1alpha1.ServiceTypePublic),
 		Spec: corev1.ServiceSpec{
 			Ports: []corev1.ServicePort{{Name: HTTPPortName, Port: ServicePort, TargetPort: intstr.FromInt32(ServicePort)}},
 		},
 	}
 }
 
-func meta(sks *networkingv1alpha1.ServerlessService, name string) metav1.ObjectMeta {
+// meta is the SKS's labels plus Knative's two that say whose Service this
+// is and which: its EndpointSlices inherit them, and that is how a slice
+// finds its SKS (ServerlessServiceLabelKey).
+func meta(sks *networkingv1alpha1.ServerlessService, name, serviceType string) metav1.ObjectMeta {
 	labels := map[string]string{}
 	for k, v := range sks.Labels {
 		labels[k] = v
 	}
+	labels[networkingv1alpha1.ServerlessServiceLabelKey] = sks.Name
+	labels[networkingv1alpha1.ServiceTypeLabelKey] = serviceType
 	return metav1.ObjectMeta{
 		Name:            name,
 		Namespace:       sks.Namespace,
