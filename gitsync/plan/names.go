@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/knitops/knit/internal/names"
 )
 
 // Labels and annotations knit puts on what it applies from Git.
@@ -25,14 +27,12 @@ const (
 	TemplateHashAnnotation = "knit.dev/template-hash"
 )
 
-// maxName is Kubernetes' limit for the names knit builds (DNS-1035 labels).
-const maxName = 63
-
 // shortSHA is how much of a commit SHA a Revision name carries, as git log --oneline.
 const shortSHA = 7
 
 // RevisionName is the Revision a commit stamps for a Service:
-// <service>-<sha7>. A long service name is cut so the whole fits 63.
+// <service>-<sha7>, shortened as Knative shortens derived names when it
+// passes 63 characters.
 func RevisionName(service, sha string) string {
 	return join(service, short(sha))
 }
@@ -64,15 +64,11 @@ func short(sha string) string {
 	return sha
 }
 
-// join is prefix-suffix, the prefix cut (never the suffix, which carries
-// the identity) so the result fits maxName and ends in no dash.
-func join(prefix, suffix string) string {
-	keep := maxName - len(suffix) - 1
-	if len(prefix) > keep {
-		prefix = strings.TrimRight(prefix[:keep], "-")
-	}
-	return prefix + "-" + suffix
-}
+// join is prefix-suffix by Knative's rule (names.Child): past 63
+// characters the prefix is cut and its md5 added, never the suffix, which
+// carries the identity; two long prefixes that share a head still give
+// two names.
+func join(prefix, suffix string) string { return names.Child(prefix, "-"+suffix) }
 
 var notDNS = regexp.MustCompile(`[^a-z0-9-]+`)
 
