@@ -1,7 +1,6 @@
 package resources
 
 import (
-	"encoding/json"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -115,7 +114,8 @@ func makePodSpec(rev *servingv1.Revision, cfg DeploymentConfig) corev1.PodSpec {
 		}
 		if i == serving {
 			c.Env = append(c.Env, userEnv(rev, UserPort(rev))...)
-			c.ReadinessProbe = nil // the queue-proxy probes the app and reports for the pod
+			c.ReadinessProbe = kubeletReadinessProbe(c.ReadinessProbe) // the queue-proxy runs the others (probes.go)
+			c.LivenessProbe = livenessProbe(c.LivenessProbe, UserPort(rev))
 			c.Lifecycle = drainFirst
 		}
 		containers = append(containers, c)
@@ -219,35 +219,6 @@ func queueEnv(rev *servingv1.Revision) []corev1.EnvVar {
 		env = append(env, corev1.EnvVar{Name: "USER_PORT_NAME", Value: "h2c"})
 	}
 	return env
-}
-
-// servingProbe hands the app's readiness probe to the queue-proxy as JSON.
-// A probe of the serving port is written with port 0, which the
-// queue-proxy reads as USER_PORT: the same port on Kubernetes, and the
-// one that follows the app when a local runtime remaps its ports.
-func servingProbe(rev *servingv1.Revision) string {
-	p := rev.Spec.Containers[ServingContainer(rev)].ReadinessProbe.DeepCopy()
-	if p == nil {
-		return ""
-	}
-	user := UserPort(rev)
-	servingPort := func(port intstr.IntOrString) intstr.IntOrString {
-		if port.Type == intstr.Int && port.IntVal == user {
-			return intstr.IntOrString{}
-		}
-		return port
-	}
-	switch {
-	case p.TCPSocket != nil:
-		p.TCPSocket.Port = servingPort(p.TCPSocket.Port)
-	case p.HTTPGet != nil:
-		p.HTTPGet.Port = servingPort(p.HTTPGet.Port)
-	}
-	b, err := json.Marshal(p)
-	if err != nil {
-		return ""
-	}
-	return string(b)
 }
 
 func timeoutSeconds(rev *servingv1.Revision) int64 {

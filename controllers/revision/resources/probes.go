@@ -1,0 +1,81 @@
+package resources
+
+import (
+	"encoding/json"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+// Who runs which of the serving container's probes, as in Knative
+// (pkg/reconciler/revision/resources: makeContainer, queue.go):
+//
+//   - httpGet, tcpSocket and grpc readiness probes move to the
+//     queue-proxy, which probes the app aggressively while it starts and
+//     answers the kubelet's (or the local runtime's) probe of the pod for it;
+//   - an exec readiness probe stays on the app, where only the kubelet (or
+//     the local runtime) can run it, and the queue-proxy gets a TCP probe of
+//     the user port with the same settings, so it still waits for the app
+//     to listen and the pod is ready only when both pass;
+//   - the liveness probe stays on the app, pointed at the user port.
+
+// kubeletReadinessProbe is the readiness probe left on the app: the exec
+// probe the queue-proxy cannot run, nothing otherwise.
+func kubeletReadinessProbe(p *corev1.Probe) *corev1.Probe {
+	if p == nil || p.Exec == nil {
+		return nil
+	}
+	return p.DeepCopy()
+}
+
+// livenessProbe is the app's liveness probe with an httpGet or tcpSocket
+// port rewritten to the user port, as Knative rewrites it: the Revision
+// may only name the one port it serves on, by number or name, and the
+// kubelet must reach the app there, not the queue-proxy.
+func livenessProbe(p *corev1.Probe, userPort int32) *corev1.Probe {
+	if p == nil {
+		return nil
+	}
+	p = p.DeepCopy()
+	switch {
+	case p.HTTPGet != nil:
+		p.HTTPGet.Port = intstr.FromInt32(userPort)
+	case p.TCPSocket != nil:
+		p.TCPSocket.Port = intstr.FromInt32(userPort)
+	}
+	return p
+}
+
+// servingProbe hands the app's readiness probe to the queue-proxy as JSON.
+// A probe of the serving port is written with port 0, which the
+// queue-proxy reads as USER_PORT: the same port on Kubernetes, and the
+// one that follows the app when a local runtime remaps its ports. An exec
+// probe becomes a TCP probe of the user port (see kubeletReadinessProbe).
+func servingProbe(rev *servingv1.Revision) string {
+	p := rev.Spec.Containers[ServingContainer(rev)].ReadinessProbe.DeepCopy()
+	if p == nil {
+		return ""
+	}
+	user := UserPort(rev)
+	servingPort := func(port intstr.IntOrString) intstr.IntOrString {
+		if port.Type == intstr.Int && port.IntVal == user {
+			return intstr.IntOrString{}
+		}
+		return port
+	}
+	switch {
+	case p.TCPSocket != nil:
+		p.TCPSocket.Port = servingPort(p.TCPSocket.Port)
+	case p.HTTPGet != nil:
+		p.HTTPGet.Port = servingPort(p.HTTPGet.Port)
+	case p.Exec != nil:
+		p.Exec, p.TCPSocket = nil, &corev1.TCPSocketAction{}
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
