@@ -66,14 +66,26 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, o options) error {
+func run(ctx context.Context, o options) (err error) {
 	if o.work == "" {
 		dir, err := os.MkdirTemp("", "knit-conformance-")
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(dir)
+		// Kept when something failed: the suite's and knit dev's logs.
+		defer func() {
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "conformance: logs kept in %s\n", dir)
+				return
+			}
+			os.RemoveAll(dir)
+		}()
 		o.work = dir
+	}
+	// Replicas may run as another user (runAsUser, a ko:// image's 65532):
+	// they must reach what knit dev keeps in its state dir under work.
+	if err := os.Chmod(o.work, 0o755); err != nil {
+		return err
 	}
 	o.work, _ = filepath.Abs(o.work)
 	bins, err := buildSuites(ctx, o.work, strings.Split(o.suites, ","))
