@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -60,24 +62,36 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, errors.Join(cfgErr, rtErr)
 }
 
+// reconcileConfiguration keeps the Configuration's spec, labels and
+// annotations the Service's: an annotation added to or removed from the
+// Service alone, with no spec change, reaches it too, as in Knative
+// (conformance: TestAnnotationPropagation).
 func (r *Reconciler) reconcileConfiguration(ctx context.Context, svc *servingv1.Service) (*servingv1.Configuration, error) {
 	return owned.Ensure(ctx, r.client, svc, "Configuration", resources.MakeConfiguration(svc), &servingv1.Configuration{},
 		func(have, want *servingv1.Configuration) bool {
-			return !equality.Semantic.DeepEqual(have.Spec, want.Spec) || !equality.Semantic.DeepEqual(have.Labels, want.Labels)
+			return !equality.Semantic.DeepEqual(have.Spec, want.Spec) || !metadataEqual(have.ObjectMeta, want.ObjectMeta)
 		},
 		func(have, want *servingv1.Configuration) {
 			have.Spec, have.Labels, have.Annotations = want.Spec, want.Labels, want.Annotations
 		})
 }
 
+// reconcileRoute keeps the Route's spec, labels and annotations the
+// Service's, as reconcileConfiguration.
 func (r *Reconciler) reconcileRoute(ctx context.Context, svc *servingv1.Service) (*servingv1.Route, error) {
 	return owned.Ensure(ctx, r.client, svc, "Route", resources.MakeRoute(svc), &servingv1.Route{},
 		func(have, want *servingv1.Route) bool {
-			return !equality.Semantic.DeepEqual(have.Spec, want.Spec) || !equality.Semantic.DeepEqual(have.Labels, want.Labels)
+			return !equality.Semantic.DeepEqual(have.Spec, want.Spec) || !metadataEqual(have.ObjectMeta, want.ObjectMeta)
 		},
 		func(have, want *servingv1.Route) {
 			have.Spec, have.Labels, have.Annotations = want.Spec, want.Labels, want.Annotations
 		})
+}
+
+// metadataEqual compares what the Service decides of a child's metadata:
+// its labels and annotations, none and empty alike.
+func metadataEqual(have, want metav1.ObjectMeta) bool {
+	return maps.Equal(have.Labels, want.Labels) && maps.Equal(have.Annotations, want.Annotations)
 }
 
 // cfgGen reports whether the Configuration has seen the Service's latest

@@ -100,6 +100,35 @@ func TestReconcile(t *testing.T) {
 			}
 		},
 	}, {
+		// Knative's TestAnnotationPropagation: an annotation-only change
+		// of the Service (no new generation of the children) is copied to
+		// both, kubectl's last-applied-configuration left out.
+		name: "annotations: one added to the Service reaches both children, one removed leaves them",
+		objs: []client.Object{func() *servingv1.Service {
+			svc := testService()
+			svc.Annotations = map[string]string{"juicy": "jamba", "kubectl.kubernetes.io/last-applied-configuration": "{}"}
+			return svc
+		}(), configuration(func(c *servingv1.Configuration) {
+			c.Annotations = map[string]string{"removed": "x"}
+			c.Status.Conditions = ready
+		}), route(func(r *servingv1.Route) {
+			r.Annotations = map[string]string{"removed": "x"}
+			r.Status.Conditions = ready
+		})},
+		cfg: cond{Status: corev1.ConditionTrue}, rt: cond{Status: corev1.ConditionTrue}, ready: cond{Status: corev1.ConditionTrue},
+		events: []string{"Normal ServiceReady the Service's Configuration and Route are ready"},
+		check: func(t *testing.T, c client.Client, _ *servingv1.Service) {
+			want := map[string]string{"juicy": "jamba"}
+			for _, obj := range []client.Object{&servingv1.Configuration{}, &servingv1.Route{}} {
+				if err := c.Get(context.Background(), key, obj); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want, obj.GetAnnotations()); diff != "" {
+					t.Errorf("%T annotations (-want +got):\n%s", obj, diff)
+				}
+			}
+		},
+	}, {
 		name: "ready: both children ready; the Service shows their status",
 		objs: []client.Object{testService(), readyCfg, readyRoute},
 		cfg:  cond{Status: corev1.ConditionTrue}, rt: cond{Status: corev1.ConditionTrue}, ready: cond{Status: corev1.ConditionTrue},
