@@ -29,14 +29,10 @@ func (s *Server) adminMux() http.Handler {
 		writeHealth(w, !draining && s.prober.ReadyHeld(r.Context()), draining, "ok\n", s.prober.NotReadyReason)
 	})
 	mux.HandleFunc(DrainPath, func(w http.ResponseWriter, r *http.Request) {
-		ctx := r.Context()
-		if s.cfg.RevisionTimeout > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, s.cfg.DrainQuietPeriod+s.cfg.RevisionTimeout)
-			defer cancel()
+		if s.waitForDrain(r.Context()) {
+			fmt.Fprint(w, "not drained: the queue-proxy is not stopping, only the app restarts\n")
+			return
 		}
-		s.drain.waitQuiet(ctx, s.cfg.DrainQuietPeriod)
-		s.waitIdle(ctx)
 		fmt.Fprintf(w, "drained: %d requests in flight\n", s.tracker.Inflight())
 	})
 	if s.cfg.EnableProfiling {
@@ -55,6 +51,42 @@ func (s *Server) metricsMux(reg *metricsRegistry) http.Handler {
 	mux.Handle(MetricsPath, reg)
 	mux.Handle(StatsPath, s.stats)
 	return mux
+}
+
+// drainCancelAfter is how long a drain the app's preStop hook began waits
+// for the queue-proxy's own SIGTERM. When a pod ends, every container is
+// stopped at once and the queue-proxy (which has no preStop hook) gets it
+// at once; when it does not, the kubelet (or knit's local runtime) is
+// restarting the app alone after a failed liveness probe, and a
+// queue-proxy left draining would keep the pod unready for good. Knative's
+// queue-proxy resets its drainer after the same second.
+const drainCancelAfter = time.Second
+
+// waitForDrain is the preStop hook's wait: drain until the quiet period
+// passed and no request is in flight, unless the queue-proxy is not
+// stopping within drainCancelAfter, in which case the drain is cancelled
+// (cancelled is true) and the app may restart at once.
+func (s *Server) waitForDrain(ctx context.Context) (cancelled bool) {
+	go func() {
+		t := time.NewTimer(drainCancelAfter)
+		defer t.Stop()
+		select {
+		case <-s.stopping:
+		case <-t.C:
+			s.log.Info("Drain cancelled: the app's preStop hook ran but the queue-proxy is not stopping (a liveness restart)")
+			s.drain.cancel()
+		}
+	}()
+	if s.cfg.RevisionTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.DrainQuietPeriod+s.cfg.RevisionTimeout)
+		defer cancel()
+	}
+	if s.drain.waitQuiet(ctx, s.cfg.DrainQuietPeriod) {
+		return true
+	}
+	s.waitIdle(ctx)
+	return false
 }
 
 // waitIdle returns once no request is inside the queue-proxy (hijacked

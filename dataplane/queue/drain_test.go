@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -36,4 +37,63 @@ func TestDrainerTouchIsFreeUntilDraining(t *testing.T) {
 	if d.lastRequest.Load() != 0 || d.Draining() {
 		t.Error("touch recorded a request before draining started")
 	}
+}
+
+// The app's preStop hook drains the queue-proxy until the quiet period
+// passed, when the queue-proxy is stopping too (the pod ends); when it is
+// not (the kubelet restarts the app alone after a failed liveness probe),
+// the drain is cancelled after drainCancelAfter, so the pod serves again.
+func TestWaitForDrain(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		stopping      bool
+		wantAfter     time.Duration
+		wantCancelled bool
+	}{
+		{"the pod ends: drain for the quiet period", true, 10 * time.Second, false},
+		{"only the app restarts: the drain is cancelled", false, drainCancelAfter, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := &Server{
+					cfg:      Config{DrainQuietPeriod: 10 * time.Second},
+					log:      slog.New(slog.DiscardHandler),
+					tracker:  newRequestTracker(time.Now()),
+					drain:    newDrainer(),
+					stopping: make(chan struct{}),
+				}
+				if tc.stopping {
+					close(s.stopping)
+				}
+				start := time.Now()
+				cancelled := s.waitForDrain(context.Background())
+				if took := time.Since(start); took != tc.wantAfter || cancelled != tc.wantCancelled {
+					t.Errorf("waitForDrain = %t after %s, want %t after %s", cancelled, took, tc.wantCancelled, tc.wantAfter)
+				}
+				synctest.Wait()
+				if s.drain.Draining() == tc.wantCancelled {
+					t.Errorf("draining = %t afterwards, want %t", s.drain.Draining(), !tc.wantCancelled)
+				}
+			})
+		})
+	}
+}
+
+// A drain cancelled once can begin again: the next preStop hook, or the
+// queue-proxy's own shutdown, drains afresh.
+func TestDrainerCancelThenDrainAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDrainer()
+		done := make(chan bool)
+		go func() { done <- d.waitQuiet(context.Background(), time.Minute) }()
+		synctest.Wait()
+		d.cancel()
+		if !<-done || d.Draining() {
+			t.Fatal("cancel did not end the drain")
+		}
+		start := time.Now()
+		if d.waitQuiet(context.Background(), time.Minute) || time.Since(start) != time.Minute || !d.Draining() {
+			t.Errorf("second drain: want a full quiet period, still draining")
+		}
+	})
 }

@@ -21,7 +21,8 @@ type Server struct {
 	stats     *statsReporter
 	prober    *prober
 	drain     *drainer
-	breaker   *Breaker // nil when containerConcurrency is 0
+	stopping  chan struct{} // closed when Serve's ctx ends
+	breaker   *Breaker      // nil when containerConcurrency is 0
 	transport *appTransport
 	handler   http.Handler
 
@@ -61,6 +62,7 @@ func NewServer(cfg Config) (*Server, error) {
 		tracker:   newRequestTracker(start),
 		prober:    newProber(probes, log),
 		drain:     newDrainer(),
+		stopping:  make(chan struct{}),
 		transport: newAppTransport(cfg.userAddr(), cfg.UserProtocol, cfg.ContainerConcurrency),
 	}
 	s.stats = newStatsReporter(s.tracker, Stat{
@@ -177,6 +179,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		return err
 	case <-ctx.Done():
 	}
+	close(s.stopping)
 
 	s.log.Info("Draining: answering probes unready", "quietPeriod", s.cfg.DrainQuietPeriod)
 	limit := s.cfg.RevisionTimeout
@@ -184,7 +187,9 @@ func (s *Server) Serve(ctx context.Context) error {
 		limit = DefaultRevisionTimeout
 	}
 	quietCtx, cancel := context.WithTimeout(context.Background(), s.cfg.DrainQuietPeriod+limit)
-	s.drain.waitQuiet(quietCtx, s.cfg.DrainQuietPeriod)
+	for s.drain.waitQuiet(quietCtx, s.cfg.DrainQuietPeriod) {
+		// A preStop hook's drain was cancelled as this shutdown began: drain again.
+	}
 	cancel()
 
 	s.log.Info("Draining: closing the serving port", "inFlight", s.tracker.Inflight())
