@@ -13,9 +13,10 @@ import (
 
 // launch is everything needed to start a container's process.
 type launch struct {
-	argv []string
-	env  []string
-	dir  string
+	argv   []string
+	env    []string
+	dir    string
+	mounts *mountPlan // nil: it mounts no volume
 }
 
 // runContainer is one container's life: set up (build the image, make
@@ -52,7 +53,7 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 	for {
 		stdout.Reset()
 		stderr.Reset()
-		p, err := startProcess(l.argv, l.env, l.dir, output{log: logFile, stdout: stdout, stderr: stderr}, r.net)
+		p, err := startProcess(l.argv, l.env, l.dir, output{log: logFile, stdout: stdout, stderr: stderr}, r.net, l.mounts)
 		if err != nil {
 			streak++
 			log.Info("Container cannot start", "error", err.Error())
@@ -108,7 +109,8 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 
 // setUp resolves what the container runs, retrying with backoff: a build
 // can be fixed and a missing ConfigMap created while it waits. An image
-// that cannot run is final for this pod template. ok is false when ctx
+// that cannot run, or volumes this machine cannot mount, are final for
+// this pod template. ok is false when ctx
 // ended first.
 func (r *replica) setUp(ctx context.Context, i int, c *corev1.Container) (l launch, ok bool) {
 	for attempt := 1; ; attempt++ {
@@ -122,7 +124,7 @@ func (r *replica) setUp(ctx context.Context, i int, c *corev1.Container) (l laun
 		}
 		r.log.Info("Container cannot be set up", "container", c.Name, "reason", f.Reason, "message", f.Message)
 		r.update(i, func(s *containerState) { s.setup = f })
-		if f.Reason == ReasonImageNotRunnable {
+		if f.final() {
 			<-ctx.Done()
 			return l, false
 		}
@@ -132,12 +134,17 @@ func (r *replica) setUp(ctx context.Context, i int, c *corev1.Container) (l laun
 	}
 }
 
-// resolve fills l: environment, command (building the image if needed)
-// and working directory.
+// resolve fills l: environment, volumes (written for the replica on
+// first use), command (building the image if needed) and working
+// directory.
 func (r *replica) resolve(ctx context.Context, c *corev1.Container, l *launch) *failure {
 	env, err := containerEnv(ctx, r.rt.reader, r.pod, c, r.ports)
 	if err != nil {
 		return &failure{Reason: ReasonCreateContainerConfigError, Message: fmt.Sprintf("container %s: %v", c.Name, err)}
+	}
+	mounts, f := r.mountsFor(ctx, c, env)
+	if f != nil {
+		return f
 	}
 	moduleDir, f := r.rt.moduleDir(ctx, r.pod)
 	if f != nil {
@@ -151,7 +158,7 @@ func (r *replica) resolve(ctx context.Context, c *corev1.Container, l *launch) *
 	if f != nil {
 		return f
 	}
-	l.argv, l.env, l.dir = argv, append(processEnv(r.rt.opts.HostEnv, r.pod, r.net, env), ReplicaMarker+"="+r.rt.instance), dir
+	l.argv, l.env, l.dir, l.mounts = argv, append(processEnv(r.rt.opts.HostEnv, r.pod, r.net, env), ReplicaMarker+"="+r.rt.instance), dir, mounts
 	return nil
 }
 

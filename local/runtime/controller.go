@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"log/slog"
+	"os"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -47,6 +48,10 @@ func (rt *Runtime) SetupWithManager(mgr ctrl.Manager) error {
 		// A warning, shown without -v: it means the last knit dev on this
 		// state directory did not stop cleanly.
 		slog.Warn("Killed a process an earlier knit dev's replica left running", "pid", o.pid, "processGroup", o.pgid, "command", o.command)
+	}
+	// Their volumes too: Secrets and tokens on disk for replicas long gone.
+	if err := os.RemoveAll(rt.opts.volumesDir()); err != nil {
+		rt.log.Error(err, "Could not remove the volumes an earlier knit dev's replicas left behind")
 	}
 	rt.client, rt.reader = mgr.GetClient(), mgr.GetAPIReader()
 	if err := endpointslices.Index(context.Background(), mgr.GetCache()); err != nil {

@@ -41,8 +41,11 @@ type output struct {
 // knit dev even when knit dev is killed. That signal fires when the forking
 // *thread* exits, so the fork happens on a goroutine that keeps its thread
 // until the process is gone (it would sit in wait anyway); the same thread
-// steps into an isolated replica's network namespace for the fork.
-func startProcess(argv, env []string, dir string, out output, net *podNetwork) (*process, error) {
+// steps into an isolated replica's network namespace for the fork. A
+// container that mounts volumes is forked from a thread that first made
+// the container's own mount namespace (mountPlan.enter); that thread never
+// serves another goroutine.
+func startProcess(argv, env []string, dir string, out output, net *podNetwork, mounts *mountPlan) (*process, error) {
 	path, err := lookPath(argv[0], env, dir)
 	if err != nil {
 		return nil, err
@@ -63,8 +66,13 @@ func startProcess(argv, env []string, dir string, out output, net *podNetwork) (
 	started := make(chan error, 1)
 	go func() {
 		goruntime.LockOSThread()
-		stuck, err := net.start(cmd)
-		if !stuck { // else the thread, still in the replica's namespace, ends with this goroutine
+		stuck, err := mounts.enter()
+		if err == nil {
+			var netStuck bool
+			netStuck, err = net.start(cmd)
+			stuck = stuck || netStuck
+		}
+		if !stuck { // else the thread, still in the replica's namespaces, ends with this goroutine
 			defer goruntime.UnlockOSThread()
 		}
 		outW.Close() // the child holds its own copies

@@ -13,6 +13,16 @@ const (
 	// ReasonCreateContainerConfigError: the environment could not be made,
 	// e.g. a ConfigMap or Secret it refers to is missing (the kubelet's reason).
 	ReasonCreateContainerConfigError = "CreateContainerConfigError"
+	// ReasonVolumesUnsupported: a container mounts a volume knit dev cannot
+	// give it — not root on Linux (mounts need a mount namespace), or a
+	// volume type it does not have (persistentVolumeClaim). The message
+	// names the container, the volume, its mount path and what it takes.
+	// Final for the pod template: nothing changes while knit dev runs.
+	ReasonVolumesUnsupported = "VolumesUnsupported"
+	// ReasonFailedMount: a volume could not be set up or mounted, e.g. the
+	// ConfigMap it projects is missing (the kubelet's event reason); retried
+	// with backoff.
+	ReasonFailedMount = "FailedMount"
 	// ReasonRunContainerError: the command could not be started, e.g. the
 	// executable does not exist (the kubelet's reason).
 	ReasonRunContainerError = "RunContainerError"
@@ -40,7 +50,9 @@ const (
 var failurePriority = []string{
 	ReasonBuildFailed,
 	ReasonImageNotRunnable,
+	ReasonVolumesUnsupported,
 	ReasonCreateContainerConfigError,
+	ReasonFailedMount,
 	ReasonRunContainerError,
 	ReasonCrashLoopBackOff,
 	ReasonReadinessProbeFailed,
@@ -67,4 +79,10 @@ func (f *failure) worse(g *failure) bool {
 		return f != nil
 	}
 	return f != nil && f.rank() < g.rank()
+}
+
+// final reports a failure that retrying cannot mend while knit dev runs:
+// the container waits for its pod template to change instead.
+func (f *failure) final() bool {
+	return f.Reason == ReasonImageNotRunnable || f.Reason == ReasonVolumesUnsupported
 }

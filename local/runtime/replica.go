@@ -43,6 +43,8 @@ type replica struct {
 	// could not be made.
 	net    *podNetwork
 	netErr error
+	// volumes are written when the first container that mounts one is set up.
+	volumes podVolumes
 }
 
 // containerState is what a replica knows of one of its containers.
@@ -160,6 +162,9 @@ func (r *replica) start() {
 		}
 		wg.Wait()
 		cancel()
+		if err := r.removeVolumes(); err != nil {
+			r.log.Error(err, "Replica volumes not removed")
+		}
 		close(r.done)
 		r.rt.replicaGone(r)
 		// After the replica is gone: removing a veth takes the kernel tens

@@ -1,16 +1,19 @@
 // Command httpserver is the app of the runtime's tests: it serves on $PORT
 // of $LISTEN_HOST (default 127.0.0.1), answers / with its HOSTNAME and
-// GREETING, /healthz with 200, and exits cleanly on SIGTERM.
+// GREETING, /healthz with 200, /files/<path> with a file (see below), and
+// exits cleanly on SIGTERM.
 package main
 
 import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"log"
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -18,6 +21,33 @@ func main() {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "hello from %s: %s\n", os.Getenv("HOSTNAME"), os.Getenv("GREETING"))
+	})
+	// /files/<absolute path>: GET answers the file's content with its
+	// mode in X-Mode, PUT writes the body there; errors are 500s.
+	mux.HandleFunc("/files/", func(w http.ResponseWriter, r *http.Request) {
+		path := strings.TrimPrefix(r.URL.Path, "/files")
+		var err error
+		switch r.Method {
+		case http.MethodPut:
+			var body []byte
+			if body, err = io.ReadAll(r.Body); err == nil {
+				err = os.WriteFile(path, body, 0o644)
+			}
+		default:
+			var fi os.FileInfo
+			var content []byte
+			if fi, err = os.Stat(path); err == nil {
+				content, err = os.ReadFile(path)
+			}
+			if err == nil {
+				w.Header().Set("X-Mode", fmt.Sprintf("%#o", fi.Mode().Perm()))
+				_, _ = w.Write(content)
+				return
+			}
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		}
 	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("K-Probe") != "yes" {

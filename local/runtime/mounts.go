@@ -1,0 +1,83 @@
+package runtime
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// bindMount is one volume bound into one container's view of the
+// filesystem.
+type bindMount struct {
+	volume   string // its name, for messages
+	source   string // on this machine: the volume's directory or, with a subPath, a path in it
+	target   string // the mountPath: absolute, in the container's view
+	readOnly bool
+}
+
+// mountPlan is what one container's processes see beyond this machine's
+// own filesystem: its volumes at their mount paths. Each start of the
+// container makes the view afresh (enter, per platform), in a mount
+// namespace of the process's own: the kubelet's containers of one pod do
+// not see each other's mounts either, and knit dev's own view never
+// changes. A nil plan is nothing to mount: the process shares knit dev's
+// mounts, as the queue-proxy does.
+type mountPlan struct {
+	mounts  []bindMount // parents before children (sortMounts)
+	scratch string      // a directory of the replica's own, under knit dev's state dir, where mount points are made
+}
+
+// sortMounts orders mounts by the depth of their paths, as containerd
+// does, so that one inside another's path is made after it and stays
+// visible.
+func sortMounts(ms []bindMount) {
+	slices.SortStableFunc(ms, func(a, b bindMount) int {
+		return cmp.Compare(len(pathElems(a.target)), len(pathElems(b.target)))
+	})
+}
+
+// pathElems are the elements of an absolute path: none for "/".
+func pathElems(p string) []string {
+	p = strings.Trim(filepath.Clean(p), "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// splitExisting splits an absolute target into its deepest existing
+// ancestor and the elements missing below it (none when target exists),
+// as exists sees the filesystem.
+func splitExisting(target string, exists func(string) (bool, error)) (ancestor string, missing []string, err error) {
+	if !filepath.IsAbs(target) {
+		return "", nil, fmt.Errorf("mount path %q is not absolute", target)
+	}
+	elems := pathElems(target)
+	ancestor = "/"
+	for i, e := range elems {
+		next := filepath.Join(ancestor, e)
+		ok, err := exists(next)
+		if err != nil {
+			return "", nil, err
+		}
+		if !ok {
+			return ancestor, elems[i:], nil
+		}
+		ancestor = next
+	}
+	return ancestor, nil, nil
+}
+
+// errMountsUnsupported wraps why this machine cannot mount volumes at
+// their paths.
+var errMountsUnsupported = errors.New("knit dev mounts volumes at their paths in a mount namespace of each container's own, which needs root on Linux")
+
+// mountSupport says, once per process, whether containers can have
+// mount namespaces here (checkMounts, per platform). It is a fact about
+// the machine and knit dev's privileges, which do not change while it
+// runs, so it is kept for the process rather than per runtime.
+var mountSupport = sync.OnceValue(checkMounts)

@@ -1,0 +1,19 @@
+//go:build !linux
+
+package runtime
+
+import "errors"
+
+// checkMounts: mount namespaces are Linux's.
+func checkMounts() error {
+	return errors.Join(errMountsUnsupported, errors.New("this is not Linux"))
+}
+
+// enter has nothing to enter outside Linux; replicas that mount volumes
+// were refused before they got here (mountSupport).
+func (p *mountPlan) enter() (stuck bool, err error) {
+	if p == nil || len(p.mounts) == 0 {
+		return false, nil
+	}
+	return false, checkMounts()
+}

@@ -1,0 +1,248 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// podVolumes are a replica's volumes on disk: written once, when the
+// first container that mounts one is set up (as the kubelet sets a pod's
+// volumes up before its containers), under
+// <state>/volumes/<namespace>/<pod>/<volume>, and removed with the
+// replica. The zero value is ready to use.
+type podVolumes struct {
+	mu       sync.Mutex
+	prepared bool
+}
+
+// volumesDir holds every replica's volumes. Only root may look in: it
+// holds Secrets and tokens.
+func (o *Options) volumesDir() string { return filepath.Join(o.StateDir, "volumes") }
+
+// volumesDir is the replica's own directory of volumes and mount points.
+func (r *replica) volumesDir() string {
+	return filepath.Join(r.rt.opts.volumesDir(), r.key.Namespace, r.pod.Name)
+}
+
+// mountsFor is container c's mount plan, with the replica's volumes
+// written first if they are not yet; nil when c mounts nothing. env
+// expands subPathExpr.
+func (r *replica) mountsFor(ctx context.Context, c *corev1.Container, env *envList) (*mountPlan, *failure) {
+	if len(c.VolumeMounts) == 0 {
+		return nil, nil
+	}
+	if f := volumeSupport(c, r.spec.Volumes, mountSupport()); f != nil {
+		return nil, f
+	}
+	if err := r.prepareVolumes(ctx); err != nil {
+		return nil, &failure{Reason: ReasonFailedMount, Message: fmt.Sprintf("container %s: %v", c.Name, err)}
+	}
+	plan := &mountPlan{scratch: filepath.Join(r.volumesDir(), "..mounts", c.Name)}
+	for _, m := range c.VolumeMounts {
+		i := slices.IndexFunc(r.spec.Volumes, func(v corev1.Volume) bool { return v.Name == m.Name })
+		sub := m.SubPath
+		if m.SubPathExpr != "" {
+			sub = expand(m.SubPathExpr, env.lookup)
+		}
+		source, err := subPathSource(filepath.Join(r.volumesDir(), m.Name), sub)
+		if err != nil {
+			return nil, &failure{Reason: ReasonFailedMount, Message: fmt.Sprintf("container %s: volume %q at %s: %v", c.Name, m.Name, m.MountPath, err)}
+		}
+		plan.mounts = append(plan.mounts, bindMount{
+			volume: m.Name, source: source, target: m.MountPath, readOnly: m.ReadOnly || apiData(&r.spec.Volumes[i]),
+		})
+	}
+	sortMounts(plan.mounts)
+	return plan, nil
+}
+
+// volumeSupport refuses, for good, a container whose mounts knit dev
+// cannot give it: mounts is mountSupport's answer (nil: this machine can),
+// and only volumes of the types Knative allows but a persistent volume
+// claim can be given. It names the first volume the container cannot have
+// and what it would take.
+func volumeSupport(c *corev1.Container, volumes []corev1.Volume, mounts error) *failure {
+	for _, m := range c.VolumeMounts {
+		i := slices.IndexFunc(volumes, func(v corev1.Volume) bool { return v.Name == m.Name })
+		var why string
+		switch {
+		case i < 0:
+			why = "the pod has no such volume"
+		case mounts != nil:
+			why = mounts.Error()
+		case !apiData(&volumes[i]) && volumes[i].EmptyDir == nil:
+			why = "knit dev supports configMap, secret, projected, downwardAPI and emptyDir volumes only (a persistentVolumeClaim needs a cluster)"
+		default:
+			continue
+		}
+		return &failure{Reason: ReasonVolumesUnsupported, Message: fmt.Sprintf("container %s cannot mount volume %q at %s: %s", c.Name, m.Name, m.MountPath, why)}
+	}
+	return nil
+}
+
+// subPathSource is the path in volume dir a mount binds: dir itself, or
+// sub within it, made a directory when missing as the kubelet does. A
+// subPath that leads out of the volume through a symbolic link (an app
+// can make one in an emptyDir) is refused, as the kubelet refuses it.
+func subPathSource(dir, sub string) (string, error) {
+	if sub == "" {
+		return dir, nil
+	}
+	if err := checkVolumePath(sub); err != nil {
+		return "", fmt.Errorf("subPath: %w", err)
+	}
+	source := filepath.Join(dir, sub)
+	if _, err := os.Lstat(source); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(source, 0o755); err != nil {
+			return "", fmt.Errorf("subPath: %w", err)
+		}
+	}
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("subPath: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(source)
+	if err != nil {
+		return "", fmt.Errorf("subPath: %w", err)
+	}
+	if real != root && !strings.HasPrefix(real, root+string(filepath.Separator)) {
+		return "", fmt.Errorf("subPath %q leads out of the volume, to %s", sub, real)
+	}
+	return real, nil
+}
+
+// prepareVolumes writes every volume of the pod, once; a failure (a
+// missing ConfigMap) is retried by the container's set-up with backoff.
+func (r *replica) prepareVolumes(ctx context.Context) error {
+	r.volumes.mu.Lock()
+	defer r.volumes.mu.Unlock()
+	if r.volumes.prepared {
+		return nil
+	}
+	if err := os.MkdirAll(r.rt.opts.volumesDir(), 0o700); err != nil {
+		return fmt.Errorf("volumes: %w", err)
+	}
+	src := apiVolumeSources{rt: r.rt, namespace: r.pod.Namespace, serviceAccount: r.pod.ServiceAccountName}
+	for i := range r.spec.Volumes {
+		v := &r.spec.Volumes[i]
+		if err := writeVolume(ctx, src, r.pod, r.spec, v, filepath.Join(r.volumesDir(), v.Name)); err != nil {
+			return fmt.Errorf("volume %q: %w", v.Name, err)
+		}
+	}
+	r.volumes.prepared = true
+	return nil
+}
+
+// writeVolume writes one volume into dir, afresh: an emptyDir is an empty
+// directory anyone may write (0777, as the kubelet makes it), any other a
+// read-only tree of its payload.
+func writeVolume(ctx context.Context, src volumeSources, pod podIdentity, spec *corev1.PodSpec, v *corev1.Volume, dir string) error {
+	files, err := volumePayload(ctx, src, pod, spec, v)
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	mode := os.FileMode(0o755)
+	if v.EmptyDir != nil {
+		mode = 0o777
+	}
+	if err := os.MkdirAll(dir, mode); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, mode); err != nil {
+		return err
+	}
+	return files.write(dir)
+}
+
+// removeVolumes removes the replica's volumes and mount points once its
+// processes are gone. A mount namespace still ending holds its mounts on
+// its own side only: removing the directories here detaches them there.
+func (r *replica) removeVolumes() error {
+	if len(r.spec.Volumes) == 0 {
+		return nil
+	}
+	err := os.RemoveAll(r.volumesDir())
+	_ = os.Remove(filepath.Dir(r.volumesDir())) // the namespace's, once empty
+	return err
+}
+
+// apiVolumeSources reads volumes' sources from the API server, uncached as
+// the environment's are (a replica reads each once).
+type apiVolumeSources struct {
+	rt                        *Runtime
+	namespace, serviceAccount string
+}
+
+func (s apiVolumeSources) configMap(ctx context.Context, name string) (map[string][]byte, error) {
+	var cm corev1.ConfigMap
+	if err := s.rt.reader.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: name}, &cm); err != nil {
+		return nil, err
+	}
+	data := make(map[string][]byte, len(cm.Data)+len(cm.BinaryData))
+	for k, v := range cm.Data {
+		data[k] = []byte(v)
+	}
+	maps.Copy(data, cm.BinaryData)
+	return data, nil
+}
+
+func (s apiVolumeSources) secret(ctx context.Context, name string) (map[string][]byte, error) {
+	var sec corev1.Secret
+	if err := s.rt.reader.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: name}, &sec); err != nil {
+		return nil, err
+	}
+	return sec.Data, nil
+}
+
+// token asks the API server's TokenRequest for a token of the pod's
+// service account. It is not bound to the pod, which exists in knit dev
+// only as this replica: the API server would refuse a binding to a Pod
+// it does not have.
+func (s apiVolumeSources) token(ctx context.Context, audience string, expirationSeconds int64) ([]byte, error) {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: s.serviceAccount}}
+	if err := s.ensureDefaultServiceAccount(ctx, sa); err != nil {
+		return nil, err
+	}
+	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expirationSeconds}}
+	if audience != "" {
+		req.Spec.Audiences = []string{audience}
+	}
+	if err := s.rt.client.SubResource("token").Create(ctx, sa, req); err != nil {
+		return nil, fmt.Errorf("token of serviceaccount %q: %w", sa.Name, err)
+	}
+	return []byte(req.Status.Token), nil
+}
+
+// ensureDefaultServiceAccount creates a namespace's "default"
+// ServiceAccount when it is missing, as kube-controller-manager's
+// serviceaccounts controller would have, which knit dev does not run.
+// Any other service account must exist, as on Kubernetes.
+func (s apiVolumeSources) ensureDefaultServiceAccount(ctx context.Context, sa *corev1.ServiceAccount) error {
+	err := s.rt.reader.Get(ctx, client.ObjectKeyFromObject(sa), &corev1.ServiceAccount{})
+	if !apierrors.IsNotFound(err) || sa.Name != "default" {
+		if err != nil {
+			return fmt.Errorf("serviceaccount %q: %w", sa.Name, err)
+		}
+		return nil
+	}
+	if err := s.rt.client.Create(ctx, sa.DeepCopy(), fieldOwner); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create serviceaccount %q: %w", sa.Name, err)
+	}
+	return nil
+}
