@@ -12,9 +12,9 @@
 // alone. Each gets spec.replicas replicas of its pod template; a replica is
 // one process per container. A template change rolls replicas the way a
 // RollingUpdate with maxUnavailable 0 does: replicas of the old template
-// keep running until enough new ones are ready. Init containers, volumes,
-// liveness and startup probes, resources and security contexts are not
-// applied.
+// keep running until enough new ones are ready. Volumes are mounted (see
+// Volumes); init containers, liveness and startup probes, resources and
+// security contexts are not applied.
 //
 // # Images
 //
@@ -97,9 +97,9 @@
 // Progressing (NewReplicaSetAvailable when done, ProgressDeadlineExceeded
 // after spec.progressDeadlineSeconds without getting there) and, while
 // replicas of the current template fail, ReplicaFailure with a stable,
-// actionable reason: BuildFailed, ImageNotRunnable,
-// CreateContainerConfigError, RunContainerError, CrashLoopBackOff or
-// ReadinessProbeFailed (the Reason constants).
+// actionable reason: BuildFailed, ImageNotRunnable, VolumesUnsupported,
+// CreateContainerConfigError, FailedMount, RunContainerError,
+// CrashLoopBackOff or ReadinessProbeFailed (the Reason constants).
 //
 // # EndpointSlices
 //
@@ -116,6 +116,41 @@
 //
 // ForgetEarlierEndpoints deletes every slice a runtime published, for a
 // knit dev starting where an earlier one's replicas died with it.
+//
+// # Volumes
+//
+// configMap, secret, projected (ConfigMaps, Secrets, the downward API and
+// service-account tokens), downwardAPI and emptyDir volumes are written
+// as the kubelet writes them — every key or the items asked, at their
+// paths, with defaultMode or each item's mode (0644 unless set), a missing
+// optional source or key left out — under
+// <state>/volumes/<namespace>/<pod>/<volume> when the replica's first
+// container that mounts one is set up, and removed when the replica's
+// last process is gone (and at start, for a knit dev that was killed). A
+// service-account token is the API server's TokenRequest for the pod's
+// service account with the audience and expirationSeconds asked, not bound
+// to a Pod (there is none); a namespace's "default" ServiceAccount is
+// created when missing, as kube-controller-manager would have. An emptyDir
+// is a directory of the replica's (0777), shared by its containers; its
+// medium and sizeLimit are not applied. Content is not refreshed while the
+// replica runs. A persistentVolumeClaim is refused (VolumesUnsupported).
+//
+// Each container sees the volumes it mounts at their absolute mountPath,
+// with subPath and subPathExpr, read-only when asked and always for API
+// data, as in a pod; no other process does, knit dev included. Every
+// start of such a container forks from a thread that unshared a mount
+// namespace of its own, made every mount private and bound the volumes
+// in; the thread dies with the process (as a thread stepping into an
+// isolated network does). A mount path that does not exist is not created
+// on this machine: its nearest existing directory is mirrored on a tmpfs
+// (bind mounts of each entry plus the missing path) in that namespace
+// alone, chrooted into when it is / (mountPlan.enter says why this rather
+// than an overlay or a re-executed shim). A container that mounts nothing,
+// as the queue-proxy, runs in knit dev's own mounts. Mount namespaces need
+// root on Linux; elsewhere a replica that mounts a volume fails with
+// VolumesUnsupported naming the volume and what it takes, instead of
+// running without it. Exec probes and hooks run in knit dev's mounts, not
+// the container's.
 //
 // # Logs
 //

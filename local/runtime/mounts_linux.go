@@ -55,6 +55,14 @@ func checkMounts() error {
 // them along. The mirrors are staged under the replica's own directory in
 // knit dev's state dir, removed with the replica; the mounts themselves
 // end with the last process in the namespace.
+//
+// Why the forking thread rather than a shim re-executed in a new
+// namespace to mount and exec the app: the fork already happens on a
+// thread of its own that steps into the replica's network namespace, a
+// Go thread may unshare its mount namespace alone (it is setns into one
+// that a threaded process cannot do), and a shim would cost an exec on
+// every cold start and need knit's binary in every replica, where
+// Options.Executable is not always knit.
 func (p *mountPlan) enter() (stuck bool, err error) {
 	if p == nil || len(p.mounts) == 0 {
 		return false, nil
