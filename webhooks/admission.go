@@ -7,7 +7,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -62,8 +62,11 @@ func (h hooks[T]) ValidateDelete(context.Context, T) (admission.Warnings, error)
 	return nil, nil
 }
 
-// result turns field errors into the Invalid status kubectl prints with
-// each field path.
+// result turns field errors into the refusal Knative's webhook gives: a
+// BadRequest whose message is "validation failed: " and the errors worded
+// and combined as Knative's apis.FieldError (knativeMessage), which
+// clients written for Knative match on. The details keep each field path
+// as a cause, as an Invalid status would, for tools that read them.
 func (h hooks[T]) result(obj T, errs field.ErrorList) (admission.Warnings, error) {
 	var warnings admission.Warnings
 	if h.warn != nil {
@@ -72,6 +75,12 @@ func (h hooks[T]) result(obj T, errs field.ErrorList) (admission.Warnings, error
 	if len(errs) == 0 {
 		return warnings, nil
 	}
-	gk := schema.GroupKind{Group: servingv1.GroupVersion.Group, Kind: h.kind}
-	return warnings, apierrors.NewInvalid(gk, obj.GetName(), errs)
+	refused := apierrors.NewBadRequest("validation failed: " + knativeMessage(errs))
+	refused.ErrStatus.Details = &metav1.StatusDetails{Group: servingv1.GroupVersion.Group, Kind: h.kind, Name: obj.GetName()}
+	for _, e := range errs {
+		refused.ErrStatus.Details.Causes = append(refused.ErrStatus.Details.Causes, metav1.StatusCause{
+			Type: metav1.CauseType(e.Type), Message: e.ErrorBody(), Field: e.Field,
+		})
+	}
+	return warnings, refused
 }

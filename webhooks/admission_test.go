@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -10,6 +11,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -60,19 +62,31 @@ func TestHooksDefaultReadsTheRequest(t *testing.T) {
 	}
 }
 
-func TestHooksValidateReturnsInvalid(t *testing.T) {
+// A refusal is Knative's: BadRequest, "validation failed: " and the
+// errors as apis.FieldError renders them; each field stays a cause.
+func TestHooksValidateRefusesAsKnative(t *testing.T) {
 	h := serviceHooks()
 	s := service("hello", defaultedSpec(), latest(100))
 	s.Spec.Template.Annotations = map[string]string{
 		"autoscaling.knative.dev/min-scale": "5", "autoscaling.knative.dev/max-scale": "2", "autoscaling.knative.dev/minscale": "1",
 	}
 	warnings, err := h.ValidateCreate(context.Background(), s)
-	if !apierrors.IsInvalid(err) {
-		t.Fatalf("ValidateCreate error = %v, want an Invalid status", err)
+	if !apierrors.IsBadRequest(err) {
+		t.Fatalf("ValidateCreate error = %v, want a BadRequest status", err)
 	}
-	wantMsg := `Service.serving.knative.dev "hello" is invalid: spec.template.metadata.annotations[autoscaling.knative.dev/min-scale]: Invalid value: "5": min-scale=5 is greater than max-scale=2`
+	wantMsg := "validation failed: invalid value: 5: spec.template.metadata.annotations[autoscaling.knative.dev/min-scale]\n" +
+		"min-scale=5 is greater than max-scale=2"
 	if diff := cmp.Diff(wantMsg, err.Error()); diff != "" {
 		t.Errorf("error (-want +got):\n%s", diff)
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		t.Fatalf("ValidateCreate error = %#v, want a status with details", err)
+	}
+	wantCauses := []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.template.metadata.annotations[autoscaling.knative.dev/min-scale]",
+		Message: `Invalid value: "5": min-scale=5 is greater than max-scale=2`}}
+	if diff := cmp.Diff(wantCauses, status.Status().Details.Causes); diff != "" {
+		t.Errorf("causes (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(admission.Warnings{"unknown annotation autoscaling.knative.dev/minscale is ignored"}, warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)

@@ -56,11 +56,13 @@ func pinned(rev string, percent int64) servingv1.TrafficTarget {
 	return servingv1.TrafficTarget{RevisionName: rev, LatestRevision: ptr.To(false), Percent: ptr.To(percent)}
 }
 
-// messages renders field errors the way kubectl shows them.
+// messages renders each field error as Knative words it (knativeError),
+// what a client reads in the refusal; knativeMessage's combining of
+// several is tested on its own.
 func messages(errs field.ErrorList) []string {
 	var out []string
 	for _, e := range errs {
-		out = append(out, e.Error())
+		out = append(out, knativeError(e).Error())
 	}
 	return out
 }

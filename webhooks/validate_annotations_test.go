@@ -36,39 +36,39 @@ func TestValidateAutoscalingAnnotations(t *testing.T) {
 	}, {
 		name: "min-scale above max-scale names min-scale",
 		anns: map[string]string{"autoscaling.knative.dev/min-scale": "5", "autoscaling.knative.dev/max-scale": "2"},
-		want: []string{p + `[autoscaling.knative.dev/min-scale]: Invalid value: "5": min-scale=5 is greater than max-scale=2`},
+		want: []string{"invalid value: 5: " + p + "[autoscaling.knative.dev/min-scale]\nmin-scale=5 is greater than max-scale=2"},
 	}, {
 		name: "legacy spellings are checked under the name the user wrote",
 		anns: map[string]string{"autoscaling.knative.dev/minScale": "5", "autoscaling.knative.dev/maxScale": "2"},
-		want: []string{p + `[autoscaling.knative.dev/minScale]: Invalid value: "5": min-scale=5 is greater than max-scale=2`},
+		want: []string{"invalid value: 5: " + p + "[autoscaling.knative.dev/minScale]\nmin-scale=5 is greater than max-scale=2"},
 	}, {
 		name: "max-scale 0 is unlimited, so any min-scale fits",
 		anns: map[string]string{"autoscaling.knative.dev/min-scale": "5", "autoscaling.knative.dev/max-scale": "0"},
 	}, {
 		name: "both spellings of one key",
 		anns: map[string]string{"autoscaling.knative.dev/min-scale": "1", "autoscaling.knative.dev/minScale": "2"},
-		want: []string{p + `[autoscaling.knative.dev/minScale]: Forbidden: autoscaling.knative.dev/min-scale is set too; set only one of the two spellings`},
+		want: []string{"autoscaling.knative.dev/min-scale is set too; set only one of the two spellings: " + p + "[autoscaling.knative.dev/minScale]"},
 	}, {
 		name: "scales must be non-negative integers",
 		anns: map[string]string{"autoscaling.knative.dev/min-scale": "-1", "autoscaling.knative.dev/max-scale": "two"},
 		want: []string{
-			p + `[autoscaling.knative.dev/min-scale]: Invalid value: "-1": must be between 0 and 2147483647`,
-			p + `[autoscaling.knative.dev/max-scale]: Invalid value: "two": must be an integer`,
+			"invalid value: -1: " + p + "[autoscaling.knative.dev/min-scale]\nmust be between 0 and 2147483647",
+			"invalid value: two: " + p + "[autoscaling.knative.dev/max-scale]\nmust be an integer",
 		},
 	}, {
 		name: "max-scale above the cluster's limit",
 		anns: map[string]string{"autoscaling.knative.dev/max-scale": "11"},
 		cfg:  &limited,
-		want: []string{p + `[autoscaling.knative.dev/max-scale]: Invalid value: "11": must be between 1 and 10 (config-autoscaler max-scale-limit)`},
+		want: []string{"invalid value: 11: " + p + "[autoscaling.knative.dev/max-scale]\nmust be between 1 and 10 (config-autoscaler max-scale-limit)"},
 	}, {
 		name: "unlimited max-scale under a cluster limit",
 		anns: map[string]string{"autoscaling.knative.dev/max-scale": "0"},
 		cfg:  &limited,
-		want: []string{p + `[autoscaling.knative.dev/max-scale]: Invalid value: "0": max-scale=0 means unlimited, but this cluster caps max-scale at 10 (config-autoscaler max-scale-limit)`},
+		want: []string{"invalid value: 0: " + p + "[autoscaling.knative.dev/max-scale]\nmax-scale=0 means unlimited, but this cluster caps max-scale at 10 (config-autoscaler max-scale-limit)"},
 	}, {
 		name: "initial-scale 0 is refused unless the cluster allows it",
 		anns: map[string]string{"autoscaling.knative.dev/initialScale": "0"},
-		want: []string{p + `[autoscaling.knative.dev/initialScale]: Invalid value: "0": initial-scale=0 is not allowed on this cluster (config-autoscaler allow-zero-initial-scale is false)`},
+		want: []string{"invalid value: 0: " + p + "[autoscaling.knative.dev/initialScale]\ninitial-scale=0 is not allowed on this cluster (config-autoscaler allow-zero-initial-scale is false)"},
 	}, {
 		name: "initial-scale 0 where the cluster allows it",
 		anns: map[string]string{"autoscaling.knative.dev/initial-scale": "0"},
@@ -76,26 +76,26 @@ func TestValidateAutoscalingAnnotations(t *testing.T) {
 	}, {
 		name: "activation-scale at least 1 and within max-scale",
 		anns: map[string]string{"autoscaling.knative.dev/activation-scale": "0"},
-		want: []string{p + `[autoscaling.knative.dev/activation-scale]: Invalid value: "0": must be between 1 and 2147483647`},
+		want: []string{"invalid value: 0: " + p + "[autoscaling.knative.dev/activation-scale]\nmust be between 1 and 2147483647"},
 	}, {
 		name: "activation-scale above max-scale",
 		anns: map[string]string{"autoscaling.knative.dev/activation-scale": "3", "autoscaling.knative.dev/max-scale": "2"},
-		want: []string{p + `[autoscaling.knative.dev/activation-scale]: Invalid value: "3": activation-scale=3 is greater than max-scale=2`},
+		want: []string{"invalid value: 3: " + p + "[autoscaling.knative.dev/activation-scale]\nactivation-scale=3 is greater than max-scale=2"},
 	}, {
 		name: "unknown class",
 		anns: map[string]string{"autoscaling.knative.dev/class": "custom.example.com"},
-		want: []string{p + `[autoscaling.knative.dev/class]: Unsupported value: "custom.example.com": supported values: "kpa.autoscaling.knative.dev", "hpa.autoscaling.knative.dev"`},
+		want: []string{"invalid value: custom.example.com: " + p + "[autoscaling.knative.dev/class]\nsupported values: \"kpa.autoscaling.knative.dev\", \"hpa.autoscaling.knative.dev\""},
 	}, {
 		name: "the KPA does not scale on cpu",
 		anns: map[string]string{"autoscaling.knative.dev/metric": "cpu"},
-		want: []string{p + `[autoscaling.knative.dev/metric]: Unsupported value: "cpu": supported values: "concurrency", "rps"`},
+		want: []string{"invalid value: cpu: " + p + "[autoscaling.knative.dev/metric]\nsupported values: \"concurrency\", \"rps\""},
 	}, {
 		name: "the HPA scales on cpu, but has no window",
 		anns: map[string]string{
 			"autoscaling.knative.dev/class": "hpa.autoscaling.knative.dev", "autoscaling.knative.dev/metric": "cpu",
 			"autoscaling.knative.dev/window": "60s",
 		},
-		want: []string{p + `[autoscaling.knative.dev/window]: Invalid value: "60s": window is only used by the kpa.autoscaling.knative.dev class`},
+		want: []string{"invalid value: 60s: " + p + "[autoscaling.knative.dev/window]\nwindow is only used by the kpa.autoscaling.knative.dev class"},
 	}, {
 		name: "numbers out of range",
 		anns: map[string]string{
@@ -104,11 +104,11 @@ func TestValidateAutoscalingAnnotations(t *testing.T) {
 			"autoscaling.knative.dev/target-burst-capacity": "-2",
 		},
 		want: []string{
-			p + `[autoscaling.knative.dev/target]: Invalid value: "0": must be at least 0.01`,
-			p + `[autoscaling.knative.dev/targetUtilizationPercentage]: Invalid value: "101": must be between 1 and 100`,
-			p + `[autoscaling.knative.dev/panic-window-percentage]: Invalid value: "0.5": must be between 1 and 100`,
-			p + `[autoscaling.knative.dev/panic-threshold-percentage]: Invalid value: "100": must be between 110 and 1000`,
-			p + `[autoscaling.knative.dev/target-burst-capacity]: Invalid value: "-2": must be -1 (keep the activator in the path) or a number of 0 or more`,
+			"invalid value: 0: " + p + "[autoscaling.knative.dev/target]\nmust be at least 0.01",
+			"invalid value: 101: " + p + "[autoscaling.knative.dev/targetUtilizationPercentage]\nmust be between 1 and 100",
+			"invalid value: 0.5: " + p + "[autoscaling.knative.dev/panic-window-percentage]\nmust be between 1 and 100",
+			"invalid value: 100: " + p + "[autoscaling.knative.dev/panic-threshold-percentage]\nmust be between 110 and 1000",
+			"invalid value: -2: " + p + "[autoscaling.knative.dev/target-burst-capacity]\nmust be -1 (keep the activator in the path) or a number of 0 or more",
 		},
 	}, {
 		name: "durations out of range or not whole seconds",
@@ -117,15 +117,15 @@ func TestValidateAutoscalingAnnotations(t *testing.T) {
 			"autoscaling.knative.dev/scaleToZeroPodRetentionPeriod": "2h", "autoscaling.knative.dev/target": "ten",
 		},
 		want: []string{
-			p + `[autoscaling.knative.dev/target]: Invalid value: "ten": must be a number`,
-			p + `[autoscaling.knative.dev/window]: Invalid value: "5s": must be between 6s and 1h0m0s`,
-			p + `[autoscaling.knative.dev/scale-down-delay]: Invalid value: "1.5s": must be a whole number of seconds`,
-			p + `[autoscaling.knative.dev/scaleToZeroPodRetentionPeriod]: Invalid value: "2h": must be between 0s and 1h0m0s`,
+			"invalid value: ten: " + p + "[autoscaling.knative.dev/target]\nmust be a number",
+			"invalid value: 5s: " + p + "[autoscaling.knative.dev/window]\nmust be between 6s and 1h0m0s",
+			"invalid value: 1.5s: " + p + "[autoscaling.knative.dev/scale-down-delay]\nmust be a whole number of seconds",
+			"invalid value: 2h: " + p + "[autoscaling.knative.dev/scaleToZeroPodRetentionPeriod]\nmust be between 0s and 1h0m0s",
 		},
 	}, {
 		name: "unknown aggregation algorithm",
 		anns: map[string]string{"autoscaling.knative.dev/metric-aggregation-algorithm": "median"},
-		want: []string{p + `[autoscaling.knative.dev/metric-aggregation-algorithm]: Unsupported value: "median": supported values: "linear", "weighted-exponential"`},
+		want: []string{"invalid value: median: " + p + "[autoscaling.knative.dev/metric-aggregation-algorithm]\nsupported values: \"linear\", \"weighted-exponential\""},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -29,14 +29,14 @@ func TestValidateConfiguration(t *testing.T) {
 		name: "template checks apply",
 		c:    configuration("bye-v1", ""),
 		want: []string{
-			`spec.template.metadata.name: Invalid value: "bye-v1": must have prefix "hello-"`,
-			`spec.template.spec.containers[0].image: Required value`,
+			"invalid value: bye-v1: spec.template.metadata.name\nmust have prefix \"hello-\"",
+			"missing field(s): spec.template.spec.containers[0].image",
 		},
 	}, {
 		name: "a named template cannot change under the same name",
 		old:  configuration("hello-v1", "v1"),
 		c:    configuration("hello-v1", "v2"),
-		want: []string{`spec.template.metadata.name: Invalid value: "hello-v1": Saw the following changes without a name change (-old +new): spec.template.spec.containers[0].image: -"v1" +"v2"; give the template a new name, or remove it to have one generated`},
+		want: []string{"invalid value: hello-v1: spec.template.metadata.name\nSaw the following changes without a name change (-old +new): spec.template.spec.containers[0].image: -\"v1\" +\"v2\"; give the template a new name, or remove it to have one generated"},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -23,19 +23,19 @@ func TestValidateContainers(t *testing.T) {
 		cs:   []corev1.Container{{Name: "app", Image: image, Ports: port(8080)}, {Name: "proxy", Image: "envoy"}},
 	}, {
 		name: "no container",
-		want: []string{p + ": Required value: a Revision needs a container to serve requests"},
+		want: []string{"missing field(s): " + p + "\na Revision needs a container to serve requests"},
 	}, {
 		name: "several containers, none with a port",
 		cs:   []corev1.Container{{Name: "a", Image: image}, {Name: "b", Image: image}},
-		want: []string{p + ": Required value: with several containers, the one that serves requests must declare its port in ports"},
+		want: []string{"missing field(s): " + p + "\nwith several containers, the one that serves requests must declare its port in ports"},
 	}, {
 		name: "several containers with a port",
 		cs:   []corev1.Container{{Name: "a", Image: image, Ports: port(8080)}, {Name: "b", Image: image, Ports: port(8081)}},
-		want: []string{p + "[1].ports: Forbidden: only one container may declare a port, and spec.template.spec.containers[0] already does"},
+		want: []string{"only one container may declare a port, and spec.template.spec.containers[0] already does: " + p + "[1].ports"},
 	}, {
 		name: "two ports on one container",
 		cs:   []corev1.Container{{Name: "a", Image: image, Ports: []corev1.ContainerPort{{ContainerPort: 8080}, {ContainerPort: 8081}}}},
-		want: []string{p + "[0].ports[1]: Forbidden: only one port may be declared: the one requests are sent to"},
+		want: []string{"only one port may be declared: the one requests are sent to: " + p + "[0].ports[1]"},
 	}, {
 		name: "fields Knative does not allow, and no image",
 		cs: []corev1.Container{{
@@ -44,19 +44,19 @@ func TestValidateContainers(t *testing.T) {
 			StartupProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{}}},
 		}},
 		want: []string{
-			p + "[0].startupProbe: Forbidden: must not set the field(s)",
-			p + "[0].lifecycle: Forbidden: must not set the field(s)",
-			p + "[0].stdin: Forbidden: must not set the field(s)",
-			p + "[0].tty: Forbidden: must not set the field(s)",
-			p + "[0].image: Required value",
+			"must not set the field(s): " + p + "[0].startupProbe",
+			"must not set the field(s): " + p + "[0].lifecycle",
+			"must not set the field(s): " + p + "[0].stdin",
+			"must not set the field(s): " + p + "[0].tty",
+			"missing field(s): " + p + "[0].image",
 		},
 	}, {
 		name: "duplicate and reserved names",
 		cs:   []corev1.Container{{Name: "queue-proxy", Image: image, Ports: port(8080)}, {Name: "queue-proxy", Image: image}},
 		want: []string{
-			p + `[0].name: Invalid value: "queue-proxy": is reserved for knit's queue-proxy`,
-			p + `[1].name: Duplicate value: "queue-proxy"`,
-			p + `[1].name: Invalid value: "queue-proxy": is reserved for knit's queue-proxy`,
+			"invalid value: queue-proxy: " + p + "[0].name\nis reserved for knit's queue-proxy",
+			"duplicate value: queue-proxy: " + p + "[1].name",
+			"invalid value: queue-proxy: " + p + "[1].name\nis reserved for knit's queue-proxy",
 		},
 	}, {
 		name: "reserved environment variables; a sidecar may set PORT",
@@ -65,8 +65,8 @@ func TestValidateContainers(t *testing.T) {
 			{Name: "side", Image: image, Env: []corev1.EnvVar{{Name: "PORT", Value: "1"}, {Name: "K_REVISION", Value: "x"}}},
 		},
 		want: []string{
-			p + `[0].env[0].name: Invalid value: "PORT": is a reserved environment variable`,
-			p + `[1].env[1].name: Invalid value: "K_REVISION": is a reserved environment variable`,
+			"invalid value: PORT: " + p + "[0].env[0].name\nis a reserved environment variable",
+			"invalid value: K_REVISION: " + p + "[1].env[1].name\nis a reserved environment variable",
 		},
 	}}
 	for _, tc := range tests {

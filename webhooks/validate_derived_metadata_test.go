@@ -36,13 +36,13 @@ func TestValidateDerivedMetadata(t *testing.T) {
 		name:        "annotations that fit alone but not with what knit adds",
 		annotations: fill(limit - routing),
 		creator:     "alice",
-		want: []string{"spec.template.metadata.annotations: Too long: may not be more than 262144 bytes in all, the Kubernetes limit, " +
-			"counting the 92 bytes knit adds to the Revision; these come to 262176"},
+		want: []string{"may not be more than 262144 bytes in all, the Kubernetes limit, " +
+			"counting the 92 bytes knit adds to the Revision; these come to 262176: spec.template.metadata.annotations"},
 	}, {
 		name:        "a megabyte",
 		annotations: fill(1 << 20),
-		want: []string{"spec.template.metadata.annotations: Too long: may not be more than 262144 bytes in all, the Kubernetes limit, " +
-			"counting the 60 bytes knit adds to the Revision; these come to 1048636"},
+		want: []string{"may not be more than 262144 bytes in all, the Kubernetes limit, " +
+			"counting the 60 bytes knit adds to the Revision; these come to 1048636: spec.template.metadata.annotations"},
 	}, {
 		name:        "a Revision that already carries knit's annotations is not charged twice",
 		annotations: map[string]string{"a": strings.Repeat("x", limit-1-routing), routingStateModifiedAnnotation: routingStateModifiedValue},
@@ -50,14 +50,14 @@ func TestValidateDerivedMetadata(t *testing.T) {
 		name:   "label keys and values the API server refuses",
 		labels: map[string]string{"bad key!": "v", "ok": strings.Repeat("v", 64), "also-ok": "no spaces allowed"},
 		want: []string{
-			`spec.template.metadata.labels: Invalid value: "no spaces allowed": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
-			`spec.template.metadata.labels: Invalid value: "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
-			`spec.template.metadata.labels: Invalid value: "vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": must be no more than 63 bytes`,
+			"invalid value: no spaces allowed: spec.template.metadata.labels\na valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+			"invalid value: bad key!: spec.template.metadata.labels\nname part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+			"invalid value: vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv: spec.template.metadata.labels\nmust be no more than 63 bytes",
 		},
 	}, {
 		name:        "an annotation key the API server refuses",
 		annotations: map[string]string{"two/slashes/here": "v"},
-		want:        []string{`spec.template.metadata.annotations: Invalid value: "two/slashes/here": a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`},
+		want:        []string{"invalid value: two/slashes/here: spec.template.metadata.annotations\na valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,8 +77,8 @@ func TestValidateServiceBoundsTemplateMetadata(t *testing.T) {
 	s.Annotations = map[string]string{servingv1.CreatorAnnotation: "alice"}
 	s.Spec.Template.Annotations = map[string]string{"example.com/blob": strings.Repeat("x", 1<<20)}
 	got := messages(validateService(s, nil, DefaultConfig()))
-	want := []string{"spec.template.metadata.annotations: Too long: may not be more than 262144 bytes in all, the Kubernetes limit, " +
-		"counting the 92 bytes knit adds to the Revision; these come to 1048684"}
+	want := []string{"may not be more than 262144 bytes in all, the Kubernetes limit, " +
+		"counting the 92 bytes knit adds to the Revision; these come to 1048684: spec.template.metadata.annotations"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
 	}

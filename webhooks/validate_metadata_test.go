@@ -12,8 +12,8 @@ func TestValidateNoAutoscalingAnnotations(t *testing.T) {
 		"autoscaling.knative.dev/min-scale": "1", "autoscaling.knative.dev/class": "kpa.autoscaling.knative.dev", "team": "web",
 	}, field.NewPath("metadata", "annotations")))
 	want := []string{
-		`metadata.annotations[autoscaling.knative.dev/class]: Forbidden: autoscaling annotations must be put under "spec.template.metadata.annotations" to work`,
-		`metadata.annotations[autoscaling.knative.dev/min-scale]: Forbidden: autoscaling annotations must be put under "spec.template.metadata.annotations" to work`,
+		"autoscaling annotations must be put under \"spec.template.metadata.annotations\" to work: metadata.annotations[autoscaling.knative.dev/class]",
+		"autoscaling annotations must be put under \"spec.template.metadata.annotations\" to work: metadata.annotations[autoscaling.knative.dev/min-scale]",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
@@ -26,7 +26,7 @@ func TestValidateVisibility(t *testing.T) {
 		t.Errorf("cluster-local: %v", errs)
 	}
 	got := messages(validateVisibility(map[string]string{"networking.knative.dev/visibility": "private"}, p))
-	want := []string{`metadata.labels[networking.knative.dev/visibility]: Unsupported value: "private": supported values: "cluster-local"`}
+	want := []string{"invalid value: private: metadata.labels[networking.knative.dev/visibility]\nsupported values: \"cluster-local\""}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
 	}

@@ -23,19 +23,19 @@ func TestValidatePort(t *testing.T) {
 	}, {
 		name: "a queue-proxy port",
 		port: corev1.ContainerPort{ContainerPort: 8012},
-		want: []string{p + ".containerPort: Invalid value: 8012: 8012 is a reserved port, please use a different value"},
+		want: []string{"invalid value: 8012: " + p + ".containerPort\n8012 is a reserved port, please use a different value"},
 	}, {
 		name: "a name Knative gives no meaning, UDP and a host port",
 		port: corev1.ContainerPort{Name: "web", ContainerPort: 8080, Protocol: corev1.ProtocolUDP, HostPort: 80},
 		want: []string{
-			p + ".hostPort: Forbidden: must not set the field(s)",
-			p + `.protocol: Unsupported value: "UDP": supported values: "TCP"`,
-			p + `.name: Unsupported value: "web": supported values: "", "http1", "h2c"`,
+			"must not set the field(s): " + p + ".hostPort",
+			"invalid value: UDP: " + p + ".protocol\nsupported values: \"TCP\"",
+			"invalid value: web: " + p + ".name\nsupported values: \"\", \"http1\", \"h2c\"",
 		},
 	}, {
 		name: "out of range",
 		port: corev1.ContainerPort{ContainerPort: 70000},
-		want: []string{p + ".containerPort: Invalid value: 70000: must be between 0 and 65535"},
+		want: []string{"invalid value: 70000: " + p + ".containerPort\nmust be between 0 and 65535"},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -33,40 +33,40 @@ func TestValidateProbes(t *testing.T) {
 	}, {
 		name: "a probe naming another port",
 		c:    serving(&corev1.Probe{ProbeHandler: httpGet(intstr.FromString("admin"))}, nil),
-		want: []string{p + `.livenessProbe.httpGet.port: Invalid value: "admin": probe port must match container port`},
+		want: []string{"invalid value: admin: " + p + ".livenessProbe.httpGet.port\nprobe port must match container port"},
 	}, {
 		name: "no handler, two handlers",
 		c: serving(&corev1.Probe{}, &corev1.Probe{SuccessThreshold: 1, ProbeHandler: corev1.ProbeHandler{
 			TCPSocket: &corev1.TCPSocketAction{}, Exec: &corev1.ExecAction{Command: []string{"true"}},
 		}}),
 		want: []string{
-			p + ".livenessProbe: Required value: set one of httpGet, tcpSocket, exec or grpc",
-			p + ".readinessProbe: Forbidden: set only one of tcpSocket, exec",
+			"missing field(s): " + p + ".livenessProbe\nset one of httpGet, tcpSocket, exec or grpc",
+			"set only one of tcpSocket, exec: " + p + ".readinessProbe",
 		},
 	}, {
 		name: "aggressive probing (periodSeconds 0) takes no timeout or threshold",
 		c: serving(nil, &corev1.Probe{ProbeHandler: httpGet(intstr.FromInt32(0)),
 			TimeoutSeconds: 1, FailureThreshold: 3}),
 		want: []string{
-			p + ".readinessProbe.successThreshold: Invalid value: 0: must be between 1 and 2147483647",
-			p + ".readinessProbe.failureThreshold: Forbidden: must not be set when periodSeconds is 0",
-			p + ".readinessProbe.timeoutSeconds: Forbidden: must not be set when periodSeconds is 0",
+			"invalid value: 0: " + p + ".readinessProbe.successThreshold\nmust be between 1 and 2147483647",
+			"must not be set when periodSeconds is 0: " + p + ".readinessProbe.failureThreshold",
+			"must not be set when periodSeconds is 0: " + p + ".readinessProbe.timeoutSeconds",
 		},
 	}, {
 		name: "negative settings",
 		c: serving(nil, &corev1.Probe{ProbeHandler: httpGet(intstr.FromInt32(0)), SuccessThreshold: 1,
 			PeriodSeconds: 1, InitialDelaySeconds: -1, TimeoutSeconds: -1}),
 		want: []string{
-			p + ".readinessProbe.initialDelaySeconds: Invalid value: -1: must be between 0 and 2147483647",
-			p + ".readinessProbe.timeoutSeconds: Invalid value: -1: must be between 0 and 2147483647",
+			"invalid value: -1: " + p + ".readinessProbe.initialDelaySeconds\nmust be between 0 and 2147483647",
+			"invalid value: -1: " + p + ".readinessProbe.timeoutSeconds\nmust be between 0 and 2147483647",
 		},
 	}, {
 		name:    "a sidecar may not be probed",
 		c:       corev1.Container{Image: "envoy", LivenessProbe: tcpProbe(), ReadinessProbe: tcpProbe()},
 		sidecar: true,
 		want: []string{
-			p + ".livenessProbe: Forbidden: only the container that serves requests may be probed",
-			p + ".readinessProbe: Forbidden: only the container that serves requests may be probed",
+			"only the container that serves requests may be probed: " + p + ".livenessProbe",
+			"only the container that serves requests may be probed: " + p + ".readinessProbe",
 		},
 	}}
 	for _, tc := range tests {

@@ -27,8 +27,8 @@ func TestValidateRevision(t *testing.T) {
 		name: "create checks the spec and the annotations",
 		r:    revision(map[string]string{"autoscaling.knative.dev/min-scale": "x"}, 9000),
 		want: []string{
-			`metadata.annotations[autoscaling.knative.dev/min-scale]: Invalid value: "x": must be an integer`,
-			`spec.timeoutSeconds: Invalid value: 9000: must be between 0 and 600 (config-defaults max-revision-timeout-seconds)`,
+			"invalid value: x: metadata.annotations[autoscaling.knative.dev/min-scale]\nmust be an integer",
+			"invalid value: 9000: spec.timeoutSeconds\nmust be between 0 and 600 (config-defaults max-revision-timeout-seconds)",
 		},
 	}, {
 		name: "an update may change metadata",
@@ -42,7 +42,7 @@ func TestValidateRevision(t *testing.T) {
 		name: "an update may not change the spec",
 		old:  revision(nil, 300),
 		r:    revision(nil, 30),
-		want: []string{`spec.timeoutSeconds: Forbidden: a Revision's spec is immutable (-old +new: -300 +30); change the template of its Configuration or Service instead`},
+		want: []string{"a Revision's spec is immutable (-old +new: -300 +30); change the template of its Configuration or Service instead: spec.timeoutSeconds"},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

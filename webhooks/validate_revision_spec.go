@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"fmt"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -16,8 +15,9 @@ func validateRevisionSpec(rs servingv1.RevisionSpec, path *field.Path, cfg Confi
 	errs := validateContainers(rs.Containers, path)
 	errs = append(errs, validateVolumes(rs.PodSpec, path)...)
 	if sa := rs.ServiceAccountName; sa != "" {
-		if msgs := validation.IsDNS1123Subdomain(sa); len(msgs) > 0 {
-			errs = append(errs, field.Invalid(path.Child("serviceAccountName"), sa, strings.Join(msgs, "; ")))
+		// One error per complaint, as Knative: each its own details line.
+		for _, msg := range validation.IsDNS1123Subdomain(sa) {
+			errs = append(errs, field.Invalid(path.Child("serviceAccountName"), sa, msg))
 		}
 	}
 	if t := rs.AutomountServiceAccountToken; t != nil && *t {

@@ -38,24 +38,24 @@ func TestValidateRevisionSpec(t *testing.T) {
 			s.IdleTimeoutSeconds = ptr.To[int64](-1)
 		}),
 		want: []string{
-			p + ".containerConcurrency: Invalid value: 1001: must be between 0 and 1000 (config-defaults container-concurrency-max-limit); 0 means no limit",
-			p + ".timeoutSeconds: Invalid value: 601: must be between 0 and 600 (config-defaults max-revision-timeout-seconds)",
-			p + ".idleTimeoutSeconds: Invalid value: -1: must be between 0 and 600 (config-defaults max-revision-timeout-seconds)",
+			"invalid value: 1001: " + p + ".containerConcurrency\nmust be between 0 and 1000 (config-defaults container-concurrency-max-limit); 0 means no limit",
+			"invalid value: 601: " + p + ".timeoutSeconds\nmust be between 0 and 600 (config-defaults max-revision-timeout-seconds)",
+			"invalid value: -1: " + p + ".idleTimeoutSeconds\nmust be between 0 and 600 (config-defaults max-revision-timeout-seconds)",
 		},
 	}, {
 		name: "the first byte cannot wait longer than the whole request",
 		spec: with(func(s *servingv1.RevisionSpec) {
 			s.TimeoutSeconds, s.ResponseStartTimeoutSeconds = ptr.To[int64](30), ptr.To[int64](31)
 		}),
-		want: []string{p + ".responseStartTimeoutSeconds: Invalid value: 31: must be between 0 and 30, the request timeout (timeoutSeconds)"},
+		want: []string{"invalid value: 31: " + p + ".responseStartTimeoutSeconds\nmust be between 0 and 30, the request timeout (timeoutSeconds)"},
 	}, {
 		name: "pod settings Knative restricts",
 		spec: with(func(s *servingv1.RevisionSpec) {
 			s.AutomountServiceAccountToken, s.ServiceAccountName = ptr.To(true), "Builder"
 		}),
 		want: []string{
-			p + `.serviceAccountName: Invalid value: "Builder": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
-			p + ".automountServiceAccountToken: Forbidden: may only be set to false",
+			"invalid value: Builder: " + p + ".serviceAccountName\na lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+			"may only be set to false: " + p + ".automountServiceAccountToken",
 		},
 	}}
 	for _, tc := range tests {

@@ -24,8 +24,8 @@ func TestValidateRoute(t *testing.T) {
 		name: "a bad sum and a bad name",
 		r:    route("hello.world", pinned("hello-00001", 80), pinned("hello-00002", 30)),
 		want: []string{
-			`metadata.name: Invalid value: "hello.world": not a DNS 1035 label: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`,
-			`spec.traffic: Invalid value: 110: traffic targets' percents add up to 110; they must add up to 100`,
+			"invalid value: hello.world: metadata.name\nnot a DNS 1035 label: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+			"invalid value: 110: spec.traffic\ntraffic targets' percents add up to 110; they must add up to 100",
 		},
 	}}
 	for _, tc := range tests {

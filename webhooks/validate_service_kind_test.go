@@ -35,17 +35,17 @@ func TestValidateService(t *testing.T) {
 			s.Spec.Traffic[0].Percent = ptr.To[int64](90)
 		}),
 		want: []string{
-			`metadata.name: Invalid value: "Hello": not a DNS 1035 label: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`,
-			`metadata.annotations[autoscaling.knative.dev/max-scale]: Forbidden: autoscaling annotations must be put under "spec.template.metadata.annotations" to work`,
-			`metadata.labels[networking.knative.dev/visibility]: Unsupported value: "internal": supported values: "cluster-local"`,
-			`spec.template.metadata.annotations[autoscaling.knative.dev/min-scale]: Invalid value: "5": min-scale=5 is greater than max-scale=2`,
-			`spec.template.spec.containers[0].tty: Forbidden: must not set the field(s)`,
-			`spec.traffic: Invalid value: 90: traffic targets' percents add up to 90; they must add up to 100`,
+			"invalid value: Hello: metadata.name\nnot a DNS 1035 label: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+			"autoscaling annotations must be put under \"spec.template.metadata.annotations\" to work: metadata.annotations[autoscaling.knative.dev/max-scale]",
+			"invalid value: internal: metadata.labels[networking.knative.dev/visibility]\nsupported values: \"cluster-local\"",
+			"invalid value: 5: spec.template.metadata.annotations[autoscaling.knative.dev/min-scale]\nmin-scale=5 is greater than max-scale=2",
+			"must not set the field(s): spec.template.spec.containers[0].tty",
+			"invalid value: 90: spec.traffic\ntraffic targets' percents add up to 90; they must add up to 100",
 		},
 	}, {
 		name: "a template name must carry the Service's name",
 		svc:  with(func(s *servingv1.Service) { s.Spec.Template.Name = "other-v1" }),
-		want: []string{`spec.template.metadata.name: Invalid value: "other-v1": must have prefix "hello-"`},
+		want: []string{"invalid value: other-v1: spec.template.metadata.name\nmust have prefix \"hello-\""},
 	}, {
 		name: "an update that changes a named template without renaming it",
 		old:  with(func(s *servingv1.Service) { s.Spec.Template.Name = "hello-v1" }),
@@ -53,7 +53,7 @@ func TestValidateService(t *testing.T) {
 			s.Spec.Template.Name = "hello-v1"
 			s.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "TARGET", Value: "knit"}}
 		}),
-		want: []string{`spec.template.metadata.name: Invalid value: "hello-v1": Saw the following changes without a name change (-old +new): spec.template.spec.containers[0].env[0]: -<none> +{"name":"TARGET","value":"knit"}; give the template a new name, or remove it to have one generated`},
+		want: []string{"invalid value: hello-v1: spec.template.metadata.name\nSaw the following changes without a name change (-old +new): spec.template.spec.containers[0].env[0]: -<none> +{\"name\":\"TARGET\",\"value\":\"knit\"}; give the template a new name, or remove it to have one generated"},
 	}, {
 		name: "an update that renames the template with the change",
 		old:  with(func(s *servingv1.Service) { s.Spec.Template.Name = "hello-v1" }),

@@ -35,41 +35,41 @@ func TestValidateTraffic(t *testing.T) {
 	}, {
 		name:    "percents that do not add up to 100",
 		traffic: []servingv1.TrafficTarget{config("hello", 50), pinned("hello-00001", 40)},
-		want:    []string{"spec.traffic: Invalid value: 90: traffic targets' percents add up to 90; they must add up to 100"},
+		want:    []string{"invalid value: 90: spec.traffic\ntraffic targets' percents add up to 90; they must add up to 100"},
 	}, {
 		name:    "a percent out of range",
 		traffic: []servingv1.TrafficTarget{config("hello", 101), pinned("hello-00001", -1)},
 		want: []string{
-			"spec.traffic[0].percent: Invalid value: 101: must be between 0 and 100",
-			"spec.traffic[1].percent: Invalid value: -1: must be between 0 and 100",
+			"invalid value: 101: spec.traffic[0].percent\nmust be between 0 and 100",
+			"invalid value: -1: spec.traffic[1].percent\nmust be between 0 and 100",
 		},
 	}, {
 		name:      "latestRevision true with a revisionName",
 		inService: true,
 		traffic:   []servingv1.TrafficTarget{{RevisionName: "hello-00001", LatestRevision: ptr.To(true), Percent: ptr.To[int64](100)}},
-		want:      []string{`spec.traffic[0].latestRevision: Invalid value: true: may not set revisionName "hello-00001" when latestRevision is true`},
+		want:      []string{"invalid value: true: spec.traffic[0].latestRevision\nmay not set revisionName \"hello-00001\" when latestRevision is true"},
 	}, {
 		name:      "latestRevision false without a revisionName",
 		inService: true,
 		traffic:   []servingv1.TrafficTarget{{LatestRevision: ptr.To(false), Percent: ptr.To[int64](100)}},
-		want:      []string{`spec.traffic[0].latestRevision: Invalid value: false: may not set revisionName "" when latestRevision is false`},
+		want:      []string{"invalid value: false: spec.traffic[0].latestRevision\nmay not set revisionName \"\" when latestRevision is false"},
 	}, {
 		name:      "a Service target naming a Configuration",
 		inService: true,
 		traffic:   []servingv1.TrafficTarget{config("other", 100)},
-		want:      []string{"spec.traffic[0].configurationName: Forbidden: must not set the field(s): a Service's targets follow its own Configuration; use latestRevision or revisionName"},
+		want:      []string{"must not set the field(s): spec.traffic[0].configurationName\na Service's targets follow its own Configuration; use latestRevision or revisionName"},
 	}, {
 		name:    "a Route target naming both",
 		traffic: []servingv1.TrafficTarget{{RevisionName: "hello-00001", ConfigurationName: "hello", LatestRevision: ptr.To(false), Percent: ptr.To[int64](100)}},
-		want:    []string{"spec.traffic[0].configurationName: Forbidden: set only one of revisionName and configurationName"},
+		want:    []string{"set only one of revisionName and configurationName: spec.traffic[0].configurationName"},
 	}, {
 		name:    "a Route target naming neither",
 		traffic: []servingv1.TrafficTarget{latest(100)},
-		want:    []string{"spec.traffic[0].revisionName: Required value: set one of revisionName or configurationName"},
+		want:    []string{"missing field(s): spec.traffic[0].revisionName\nset one of revisionName or configurationName"},
 	}, {
 		name:    "a name that cannot be a Revision's",
 		traffic: []servingv1.TrafficTarget{pinned("Hello_1", 100)},
-		want:    []string{`spec.traffic[0].revisionName: Invalid value: "Hello_1": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`},
+		want:    []string{"invalid value: Hello_1: spec.traffic[0].revisionName\na DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"},
 	}, {
 		name:      "duplicate and invalid tags, and a url in spec",
 		inService: true,
@@ -83,9 +83,9 @@ func TestValidateTraffic(t *testing.T) {
 			tagged(pinned("hello-00002", 0), "-bad"),
 		},
 		want: []string{
-			`spec.traffic[1].url: Forbidden: must not set the field(s): the URL is reported in status`,
-			`spec.traffic[1].tag: Invalid value: "v1": tag is already used by spec.traffic[0]`,
-			`spec.traffic[2].tag: Invalid value: "-bad": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`,
+			"must not set the field(s): spec.traffic[1].url\nthe URL is reported in status",
+			"invalid value: v1: spec.traffic[1].tag\ntag is already used by spec.traffic[0]",
+			"invalid value: -bad: spec.traffic[2].tag\na DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
 		},
 	}}
 	for _, tc := range tests {

@@ -16,7 +16,7 @@ func TestValidateSpecImmutable(t *testing.T) {
 	}
 	new.Containers[0].Image = "v2"
 	got := messages(validateSpecImmutable(old, new, field.NewPath("spec")))
-	want := []string{`spec.containers[0].image: Forbidden: a Revision's spec is immutable (-old +new: -"` + image + `" +"v2"); change the template of its Configuration or Service instead`}
+	want := []string{`a Revision's spec is immutable (-old +new: -"` + image + `" +"v2"); change the template of its Configuration or Service instead: spec.containers[0].image`}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
 	}
@@ -44,7 +44,7 @@ func TestValidateNameChange(t *testing.T) {
 	}, {
 		name: "same name, changed template",
 		old:  template("hello-v1", "v1"), new: template("hello-v1", "v2"),
-		want: []string{`spec.template.metadata.name: Invalid value: "hello-v1": Saw the following changes without a name change (-old +new): spec.template.spec.containers[0].image: -"v1" +"v2"; give the template a new name, or remove it to have one generated`},
+		want: []string{"invalid value: hello-v1: spec.template.metadata.name\nSaw the following changes without a name change (-old +new): spec.template.spec.containers[0].image: -\"v1\" +\"v2\"; give the template a new name, or remove it to have one generated"},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

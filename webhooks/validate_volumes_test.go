@@ -34,8 +34,8 @@ func TestValidateVolumes(t *testing.T) {
 			return ps
 		}(),
 		want: []string{
-			`spec.volumes[0].name: Invalid value: "creds": volume is not mounted by any container`,
-			`spec.containers[0].volumeMounts[0].name: Invalid value: "missing": no volume in volumes has this name`,
+			"invalid value: creds: spec.volumes[0].name\nvolume is not mounted by any container",
+			"invalid value: missing: spec.containers[0].volumeMounts[0].name\nno volume in volumes has this name",
 		},
 	}, {
 		name: "a host path, and a volume with no source",
@@ -48,8 +48,8 @@ func TestValidateVolumes(t *testing.T) {
 			return ps
 		}(),
 		want: []string{
-			`spec.volumes[0].hostPath: Forbidden: must not set the field(s)`,
-			`spec.volumes[1]: Required value: set one of secret, configMap, projected, emptyDir or persistentVolumeClaim`,
+			"must not set the field(s): spec.volumes[0].hostPath",
+			"missing field(s): spec.volumes[1]\nset one of secret, configMap, projected, emptyDir or persistentVolumeClaim",
 		},
 	}, {
 		name: "mount paths: relative, reserved, repeated, with propagation",
@@ -65,11 +65,11 @@ func TestValidateVolumes(t *testing.T) {
 			return ps
 		}(),
 		want: []string{
-			`spec.volumes[1].name: Duplicate value: "creds"`,
-			`spec.containers[0].volumeMounts[0].mountPath: Invalid value: "data": must be an absolute path`,
-			`spec.containers[0].volumeMounts[1].mountPath: Invalid value: "/dev/": is a reserved path`,
-			`spec.containers[0].volumeMounts[3].mountPath: Invalid value: "/a/": must be unique`,
-			`spec.containers[0].volumeMounts[3].mountPropagation: Forbidden: must not set the field(s)`,
+			"duplicate value: creds: spec.volumes[1].name",
+			"invalid value: data: spec.containers[0].volumeMounts[0].mountPath\nmust be an absolute path",
+			"invalid value: /dev/: spec.containers[0].volumeMounts[1].mountPath\nis a reserved path",
+			"invalid value: /a/: spec.containers[0].volumeMounts[3].mountPath\nmust be unique",
+			"must not set the field(s): spec.containers[0].volumeMounts[3].mountPropagation",
 		},
 	}}
 	for _, tc := range tests {
