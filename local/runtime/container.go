@@ -47,13 +47,27 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 	if !ok {
 		return
 	}
+	cg, err := r.containerCgroup(c)
+	if err != nil {
+		r.update(i, func(s *containerState) {
+			s.setup = &failure{Reason: ReasonRunContainerError, Message: fmt.Sprintf("container %s: %v", c.Name, err)}
+		})
+		<-ctx.Done()
+		return
+	}
+	defer func() {
+		if err := cg.remove(); err != nil {
+			log.Error(err, "Container cgroup not removed")
+		}
+	}()
 	backoff := r.rt.opts.Backoff
 	stdout, stderr := &tail{}, &tail{}
 	streak := 0
 	for {
 		stdout.Reset()
 		stderr.Reset()
-		p, err := startProcess(l.argv, l.env, l.dir, output{log: logFile, stdout: stdout, stderr: stderr}, r.net, l.mounts)
+		oomBefore := cg.oomKills()
+		p, err := startProcess(l.argv, l.env, l.dir, output{log: logFile, stdout: stdout, stderr: stderr}, r.net, cg, l.mounts)
 		if err != nil {
 			streak++
 			log.Info("Container cannot start", "error", err.Error())
@@ -90,7 +104,7 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 			r.update(i, func(s *containerState) { s.running, s.ready, s.pid = false, false, 0 })
 			return
 		}
-		desc, _ := p.exitDescription()
+		desc := cg.describeExit(p, oomBefore)
 		streak = backoff.crashesInARow(streak, time.Since(p.started))
 		lines := stderr.Lines()
 		if len(lines) == 0 {

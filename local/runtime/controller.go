@@ -49,6 +49,7 @@ func (rt *Runtime) SetupWithManager(mgr ctrl.Manager) error {
 		// state directory did not stop cleanly.
 		slog.Warn("Killed a process an earlier knit dev's replica left running", "pid", o.pid, "processGroup", o.pgid, "command", o.command)
 	}
+	rt.openCgroups() // after the orphans: it removes what is left of their cgroups
 	// Their volumes too: Secrets and tokens on disk for replicas long gone.
 	if err := os.RemoveAll(rt.opts.volumesDir()); err != nil {
 		rt.log.Error(err, "Could not remove the volumes an earlier knit dev's replicas left behind")
@@ -86,7 +87,11 @@ func (rt *Runtime) SetupWithManager(mgr ctrl.Manager) error {
 		<-ctx.Done()
 		stopCtx, cancel := context.WithTimeout(context.Background(), rt.opts.MaxGracePeriod+shutdownSlack)
 		defer cancel()
-		return rt.Shutdown(stopCtx)
+		err := rt.Shutdown(stopCtx)
+		if cgErr := rt.cgroups.tree.close(); cgErr != nil {
+			rt.log.Error(cgErr, "Runtime cgroup not removed")
+		}
+		return err
 	}))
 }
 

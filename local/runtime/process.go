@@ -41,11 +41,12 @@ type output struct {
 // knit dev even when knit dev is killed. That signal fires when the forking
 // *thread* exits, so the fork happens on a goroutine that keeps its thread
 // until the process is gone (it would sit in wait anyway); the same thread
-// steps into an isolated replica's network namespace for the fork. A
+// steps into an isolated replica's network namespace for the fork, and
+// the child is born in the container's cgroup (cg; nil: none). A
 // container that mounts volumes is forked from a thread that first made
 // the container's own mount namespace (mountPlan.enter); that thread never
 // serves another goroutine.
-func startProcess(argv, env []string, dir string, out output, net *podNetwork, mounts *mountPlan) (*process, error) {
+func startProcess(argv, env []string, dir string, out output, net *podNetwork, cg *containerCgroup, mounts *mountPlan) (*process, error) {
 	path, err := lookPath(argv[0], env, dir)
 	if err != nil {
 		return nil, err
@@ -68,11 +69,11 @@ func startProcess(argv, env []string, dir string, out output, net *podNetwork, m
 		goruntime.LockOSThread()
 		stuck, err := mounts.enter()
 		if err == nil {
-			var netStuck bool
-			netStuck, err = net.start(cmd)
-			stuck = stuck || netStuck
+			var inStuck bool
+			inStuck, err = startIn(cmd, net, cg)
+			stuck = stuck || inStuck
 		}
-		if !stuck { // else the thread, still in the replica's namespaces, ends with this goroutine
+		if !stuck { // else the thread, still in the replica's namespaces or cgroup, ends with this goroutine
 			defer goruntime.UnlockOSThread()
 		}
 		outW.Close() // the child holds its own copies
@@ -91,6 +92,7 @@ func startProcess(argv, env []string, dir string, out output, net *podNetwork, m
 		// The container is over: like the end of a container's cgroup,
 		// nothing it started survives it.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cg.kill()
 		drained := make(chan struct{})
 		go func() { copying.Wait(); close(drained) }()
 		select {

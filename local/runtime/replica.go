@@ -43,6 +43,7 @@ type replica struct {
 	// could not be made.
 	net    *podNetwork
 	netErr error
+	cgroup *podCgroup // set before any container starts; nil without cgroups
 	// volumes are written when the first container that mounts one is set up.
 	volumes podVolumes
 }
@@ -156,12 +157,16 @@ func (r *replica) start() {
 		} else {
 			r.pod.IP, r.pod.HostIP = n.ip, n.hostIP()
 		}
+		r.cgroup = r.rt.cgroups.tree.pod(string(r.pod.UID))
 		var wg sync.WaitGroup
 		for i := range r.spec.Containers {
 			wg.Go(func() { r.runContainer(ctx, i) })
 		}
 		wg.Wait()
 		cancel()
+		if err := r.cgroup.remove(); err != nil {
+			r.log.Error(err, "Replica cgroup not removed")
+		}
 		if err := r.removeVolumes(); err != nil {
 			r.log.Error(err, "Replica volumes not removed")
 		}

@@ -35,6 +35,7 @@ type Runtime struct {
 	sliceWriter client.Client
 	queues      queues
 	netPool     *netPool // NetworkIsolated's; nil when replicas share the host's
+	cgroups     replicaCgroups
 
 	ctx      context.Context // the lifetime of replicas and builds
 	cancel   context.CancelFunc

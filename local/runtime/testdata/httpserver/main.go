@@ -1,7 +1,9 @@
 // Command httpserver is the app of the runtime's tests: it serves on $PORT
 // of $LISTEN_HOST (default 127.0.0.1), answers / with its HOSTNAME and
 // GREETING, /healthz with 200, /files/<path> with a file (see below), and
-// exits cleanly on SIGTERM.
+// exits cleanly on SIGTERM. With ALLOCATE_MIB it first allocates and
+// touches that much memory, and keeps it, as an app over its memory limit
+// does.
 package main
 
 import (
@@ -13,11 +15,22 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 )
 
+// held keeps ALLOCATE_MIB's memory alive.
+var held []byte
+
 func main() {
+	if mib, err := strconv.Atoi(os.Getenv("ALLOCATE_MIB")); err == nil {
+		held = make([]byte, mib<<20)
+		for i := range held {
+			held[i] = 1
+		}
+		log.Printf("allocated %d MiB", mib)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "hello from %s: %s\n", os.Getenv("HOSTNAME"), os.Getenv("GREETING"))

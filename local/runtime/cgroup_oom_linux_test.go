@@ -1,0 +1,143 @@
+//go:build !unit
+
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// A replica over its memory limit is OOMKilled, as in a pod, and says so;
+// one without a limit allocating as much runs. Each container runs in a
+// cgroup of its own with the kubelet's values, and the replica's cgroup
+// is gone once it has stopped. Without cgroups (not root) both run, and
+// the runtime knows the limit is not enforced.
+func TestMemoryLimitOOMKillsReplica(t *testing.T) {
+	startSuite(t)
+	ns := newNamespace(t)
+	bloated := func(name string, res corev1.ResourceRequirements) *appsv1.Deployment {
+		c := appContainer("example.com/app", httpServer)
+		c.Env = append(c.Env, corev1.EnvVar{Name: "ALLOCATE_MIB", Value: "256"})
+		c.Resources = res
+		return revisionDeployment(ns, name, 1, c)
+	}
+	limitedRes := corev1.ResourceRequirements{
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi"), corev1.ResourceCPU: resource.MustParse("500m")},
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")},
+	}
+	limited, free := bloated("limited", limitedRes), bloated("free", corev1.ResourceRequirements{})
+	create(t, limited)
+	create(t, free)
+	limitedKey, freeKey := types.NamespacedName{Namespace: ns, Name: "limited"}, types.NamespacedName{Namespace: ns, Name: "free"}
+	available := func(d *appsv1.Deployment) bool { return d.Status.AvailableReplicas == 1 }
+
+	tree := suite.rt.cgroups.tree
+	if tree == nil {
+		if os.Geteuid() == 0 {
+			t.Fatalf("no cgroups as root: %v", suite.rt.cgroups.err)
+		}
+		if msg := suite.rt.cgroups.unenforced(containerLimits(limitedRes)); msg == "" {
+			t.Error("no cgroups, yet the limit counts as enforced: nothing would warn")
+		}
+		waitForDeployment(t, limitedKey, 30*time.Second, "the unenforced limit's replica available", available)
+		waitForDeployment(t, freeKey, 30*time.Second, "the unlimited replica available", available)
+		return
+	}
+
+	d := waitForDeployment(t, limitedKey, 30*time.Second, "the limited replica OOMKilled", func(d *appsv1.Deployment) bool {
+		c := condition(d, appsv1.DeploymentReplicaFailure)
+		return c != nil && c.Reason == ReasonCrashLoopBackOff && strings.Contains(c.Message, "OOMKilled")
+	})
+	want := "container user-container was OOMKilled: exit code 137, over its memory limit of 64Mi (restarted "
+	if msg := condition(d, appsv1.DeploymentReplicaFailure).Message; !strings.HasPrefix(msg, want) {
+		t.Errorf("ReplicaFailure message = %q, want it to start %q", msg, want)
+	}
+	d = waitForDeployment(t, freeKey, 30*time.Second, "the unlimited replica available", available)
+	if c := condition(d, appsv1.DeploymentReplicaFailure); c != nil {
+		t.Errorf("the unlimited replica fails: %s: %s", c.Reason, c.Message)
+	}
+
+	limitedPod, freePod := tree.pod(replicaUID(t, limitedKey)), tree.pod(replicaUID(t, freeKey))
+	wantFiles := map[string]string{"memory.limit_in_bytes": "67108864", "cpu.cfs_quota_us": "50000", "cpu.cfs_period_us": "100000", "cpu.shares": "256"}
+	if tree.v2 {
+		wantFiles = map[string]string{"memory.max": "67108864", "cpu.max": "50000 100000", "cpu.weight": "10"}
+	}
+	for name, want := range wantFiles {
+		controller, _, _ := strings.Cut(name, ".")
+		dir := limitedPod.dirs[controller]
+		if tree.v2 {
+			dir = limitedPod.dirs[""]
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "user-container", name))
+		if got := strings.TrimSpace(string(b)); err != nil || got != want {
+			t.Errorf("%s = %q (%v), want %q", name, got, err, want)
+		}
+	}
+	pids := replicaPIDs(freeKey)
+	if len(pids) != 1 {
+		t.Fatalf("unlimited replica's processes = %v, want one", pids)
+	}
+	inCgroup(t, pids[0], freePod, "user-container")
+
+	for _, obj := range []*appsv1.Deployment{limited, free} {
+		if err := suite.client.Delete(context.Background(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, pod := range []*podCgroup{limitedPod, freePod} {
+		for _, dir := range pod.dirs {
+			eventually(t, 30*time.Second, "cgroup "+dir+" removed", func() (bool, string) {
+				_, err := os.Stat(dir)
+				return errors.Is(err, fs.ErrNotExist), fmt.Sprintf("stat: %v", err)
+			})
+		}
+	}
+}
+
+// replicaUID is the pod UID of the Deployment's one replica.
+func replicaUID(t *testing.T, key types.NamespacedName) string {
+	t.Helper()
+	suite.rt.mu.Lock()
+	defer suite.rt.mu.Unlock()
+	st := suite.rt.deployments[key]
+	if st == nil || len(st.replicas) != 1 {
+		t.Fatalf("%s: want one replica", key)
+	}
+	return string(st.replicas[0].pod.UID)
+}
+
+// inCgroup checks that /proc/<pid>/cgroup puts the process in the
+// container's cgroup of every controller.
+func inCgroup(t *testing.T, pid int, pod *podCgroup, container string) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for controller, dir := range pod.dirs {
+		suffix := filepath.Join(filepath.Base(dir), container) // pod<uid>/<container>
+		found := false
+		for line := range strings.Lines(string(b)) {
+			parts := strings.SplitN(strings.TrimSpace(line), ":", 3)
+			if len(parts) == 3 && (parts[1] == controller || strings.Contains(","+parts[1]+",", ","+controller+",")) {
+				found = strings.HasSuffix(parts[2], "/"+suffix)
+			}
+		}
+		if !found {
+			t.Errorf("process %d is not in the %q cgroup %s:\n%s", pid, controller, suffix, b)
+		}
+	}
+}
