@@ -176,6 +176,17 @@ func (p *mountPlan) mirror(i int, dir string, missing []string, lastDir bool) er
 			return err
 		}
 	}
+	// A mirror of a read-only directory (a read-only volume with another
+	// mounted inside) stays read-only once it holds the mount point.
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return err
+	}
+	if st.Flags&unix.ST_RDONLY != 0 {
+		if err := unix.Mount("", stage, "", unix.MS_REMOUNT|unix.MS_RDONLY, opts); err != nil {
+			return fmt.Errorf("make the mirror of %s read-only: %w", dir, err)
+		}
+	}
 	if dir != "/" {
 		if err := unix.Mount(stage, dir, "", unix.MS_MOVE, ""); err != nil {
 			return fmt.Errorf("put the mirror of %s in place: %w", dir, err)
