@@ -46,6 +46,7 @@ func validateContainers(cs []corev1.Container, path *field.Path) field.ErrorList
 		if c.Image == "" {
 			errs = append(errs, field.Required(p.Child("image"), ""))
 		}
+		errs = append(errs, validateSecurityContext(c.SecurityContext, p.Child("securityContext"))...)
 		for j, port := range c.Ports {
 			errs = append(errs, validatePort(port, p.Child("ports").Index(j))...)
 		}

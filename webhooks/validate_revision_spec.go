@@ -14,6 +14,7 @@ import (
 func validateRevisionSpec(rs servingv1.RevisionSpec, path *field.Path, cfg Config) field.ErrorList {
 	errs := validateContainers(rs.Containers, path)
 	errs = append(errs, validateVolumes(rs.PodSpec, path)...)
+	errs = append(errs, validatePodSecurityContext(rs.SecurityContext, path.Child("securityContext"))...)
 	if sa := rs.ServiceAccountName; sa != "" {
 		// One error per complaint, as Knative: each its own details line.
 		for _, msg := range validation.IsDNS1123Subdomain(sa) {
