@@ -237,6 +237,9 @@ func delegate(own string) ([]string, error) {
 }
 
 func enableControllers(dir string, controllers []string) error {
+	if len(controllers) == 0 {
+		return nil
+	}
 	var b strings.Builder
 	for _, c := range controllers {
 		fmt.Fprintf(&b, "+%s ", c)
