@@ -73,8 +73,9 @@ func (p *mountPlan) enter() (stuck bool, err error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return true, fmt.Errorf("mount namespace: make mounts private: %w", err)
 	}
+	ours := map[string]bool{} // directories on this namespace's own tmpfs mirrors
 	for i, m := range p.mounts {
-		if err := p.bind(i, m); err != nil {
+		if err := p.bind(i, m, ours); err != nil {
 			return true, fmt.Errorf("volume %q at %s: %w", m.volume, m.target, err)
 		}
 	}
@@ -82,8 +83,10 @@ func (p *mountPlan) enter() (stuck bool, err error) {
 }
 
 // bind binds m.source at m.target, making the target (a directory, or a
-// file for a file) where it is missing.
-func (p *mountPlan) bind(i int, m bindMount) error {
+// file for a file) where it is missing: in place when its nearest
+// existing directory is on a mirror made for an earlier mount (a second
+// volume under /), else on a new mirror.
+func (p *mountPlan) bind(i int, m bindMount, ours map[string]bool) error {
 	src, err := os.Stat(m.source)
 	if err != nil {
 		return err
@@ -99,8 +102,14 @@ func (p *mountPlan) bind(i int, m bindMount) error {
 		return err
 	}
 	if len(missing) > 0 {
-		if err := p.mirror(i, ancestor, missing, src.IsDir()); err != nil {
-			return err
+		if !ours[ancestor] || makePath(ancestor, missing, src.IsDir()) != nil {
+			if err := p.mirror(i, ancestor, missing, src.IsDir()); err != nil {
+				return err
+			}
+			ours[ancestor] = true
+		}
+		for j := range len(missing) - 1 { // the last is the mount point, the volume's
+			ours[filepath.Join(ancestor, filepath.Join(missing[:j+1]...))] = true
 		}
 	} else if dst, err := os.Stat(m.target); err != nil {
 		return err
@@ -164,17 +173,8 @@ func (p *mountPlan) mirror(i int, dir string, missing []string, lastDir bool) er
 			return fmt.Errorf("mirror %s: %w", dir, err)
 		}
 	}
-	path := stage
-	for j, name := range missing {
-		path = filepath.Join(path, name)
-		if j < len(missing)-1 || lastDir {
-			err = os.Mkdir(path, 0o755)
-		} else {
-			err = os.WriteFile(path, nil, 0o644)
-		}
-		if err != nil {
-			return err
-		}
+	if err := makePath(stage, missing, lastDir); err != nil {
+		return err
 	}
 	// A mirror of a read-only directory (a read-only volume with another
 	// mounted inside) stays read-only once it holds the mount point.
@@ -197,6 +197,25 @@ func (p *mountPlan) mirror(i int, dir string, missing []string, lastDir bool) er
 		return fmt.Errorf("enter the mirror of /: %w", err)
 	}
 	return unix.Chdir("/")
+}
+
+// makePath makes the missing path below dir: directories, and the last a
+// file unless lastDir.
+func makePath(dir string, missing []string, lastDir bool) error {
+	path := dir
+	for j, name := range missing {
+		path = filepath.Join(path, name)
+		var err error
+		if j < len(missing)-1 || lastDir {
+			err = os.Mkdir(path, 0o755)
+		} else {
+			err = os.WriteFile(path, nil, 0o644)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // mirrorEntry makes dst stand for src in a mirror.

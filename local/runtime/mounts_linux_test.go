@@ -68,16 +68,17 @@ func TestMountPlanEnter(t *testing.T) {
 		{volume: "a", source: filepath.Join(vols, "a"), target: top + "/a", readOnly: true},
 		{volume: "c", source: filepath.Join(vols, "c", "token"), target: top + "/sa/token"}, // a subPath file
 		{volume: "d", source: filepath.Join(vols, "b"), target: existing},
+		{volume: "e", source: filepath.Join(vols, "b"), target: top + "-too/does/not/matter"}, // a second under /: on the same mirror
 	}}
 	sortMounts(plan.mounts)
 	out, err := runInPlan(plan, strings.Join([]string{
-		"cat " + top + "/a/f " + top + "/a/b/c/g " + top + "/sa/token " + existing + "/g",
+		"cat " + top + "/a/f " + top + "/a/b/c/g " + top + "/sa/token " + existing + "/g " + top + "-too/does/not/matter/g",
 		"test ! -e " + existing + "/hidden",
 		"if touch " + top + "/a/new 2>/dev/null; then echo a is writable; fi",
 		"touch " + top + "/a/b/c/written",
 	}, " && "))
-	if err != nil || out != "outerinnerjwtinner" {
-		t.Errorf("in the container: %q %v, want outerinnerjwtinner", out, err)
+	if err != nil || out != "outerinnerjwtinnerinner" {
+		t.Errorf("in the container: %q %v, want outerinnerjwtinnerinner", out, err)
 	}
 	if _, err := os.Stat(filepath.Join(vols, "b", "written")); err != nil {
 		t.Errorf("a write to a writable volume did not reach it: %v", err)
@@ -85,8 +86,13 @@ func TestMountPlanEnter(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(vols, "a", "b")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the mount point inside volume a was made in the volume itself (%v)", err)
 	}
-	if _, err := os.Lstat(top); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("%s exists on this machine (%v)", top, err)
+	for _, p := range []string{top, top + "-too"} {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s exists on this machine (%v)", p, err)
+		}
+	}
+	if stages, _ := filepath.Glob(filepath.Join(plan.scratch, "*")); len(stages) != 2 {
+		t.Errorf("mirrors staged: %v, want two (/ once, and a's volume)", stages)
 	}
 	if b, err := os.ReadFile(filepath.Join(existing, "hidden")); err != nil || string(b) != "host" {
 		t.Errorf("what the mount covered changed: %q %v", b, err)
