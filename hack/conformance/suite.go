@@ -63,6 +63,7 @@ func runSuite(ctx context.Context, o options, t *target, s suite) ([]result, err
 		"--ingressendpoint=" + t.endpoint,
 		"--imagetemplate=" + t.imageTemplate,
 		"--disable-logstream",
+		"--enable-beta", // knit serves the beta features the suite tests: several containers, emptyDir
 		"--spooftimeout=2m",
 	}
 	if o.run != "" {

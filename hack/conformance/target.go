@@ -72,6 +72,9 @@ func startDev(ctx context.Context, o options) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := linkTestImages(ctx, dir); err != nil {
+		return nil, err
+	}
 	state := filepath.Join(o.work, "knit-dev")
 	logFile, err := os.Create(filepath.Join(o.work, "knit-dev.log"))
 	if err != nil {
@@ -132,7 +135,7 @@ func startDev(ctx context.Context, o options) (*target, error) {
 	return &target{
 		kubeconfig: filepath.Join(state, "kubeconfig"), endpoint: host,
 		gatewayNS: "knit-conformance", gatewayName: "knit-ingress", gatewayPort: int32(port),
-		imageTemplate: "ko://knative.dev/serving/test/test_images/{{.Name}}",
+		imageTemplate: "ko://" + testImagesPackage + "/{{.Name}}",
 		stop:          stop,
 	}, nil
 }
