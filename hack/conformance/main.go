@@ -84,6 +84,9 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	// Replicas may run as another user (runAsUser, a ko:// image's 65532):
 	// they must reach what knit dev keeps in its state dir under work.
+	if err := os.MkdirAll(o.work, 0o755); err != nil {
+		return err
+	}
 	if err := os.Chmod(o.work, 0o755); err != nil {
 		return err
 	}
