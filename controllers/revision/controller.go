@@ -21,16 +21,26 @@ type Reconciler struct {
 	queueEnv   []corev1.EnvVar
 	// events records the Revision turning Ready or failing (readyEvents).
 	events events.EventRecorder
+	// pods reads the Revisions' pods (indexed by podRevisionIndex) for
+	// status.containerStatuses; nil reads none.
+	pods client.Reader
 }
 
 // SetupWithManager registers the reconciler. queueImage is how replicas
 // run the queue-proxy ("knit://queue" under the local runtime) and
-// queueEnv what the runtime needs added to its environment.
+// queueEnv what the runtime needs added to its environment. Pods are
+// watched through a cache of Revisions' pods alone (newPodCache), for
+// the image digests they report.
 func SetupWithManager(mgr ctrl.Manager, cfg *config.Store, queueImage string, queueEnv ...corev1.EnvVar) error {
+	pods, err := newPodCache(mgr)
+	if err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&servingv1.Revision{}).
 		Owns(&appsv1.Deployment{}).
 		Owns(&autoscalingv1alpha1.PodAutoscaler{}).
+		WatchesRawSource(watchPods(pods)).
 		Complete(conflict.Requeue(&Reconciler{client: mgr.GetClient(), config: cfg, queueImage: queueImage, queueEnv: queueEnv,
-			events: mgr.GetEventRecorder("knit-revision")}))
+			events: mgr.GetEventRecorder("knit-revision"), pods: pods}))
 }

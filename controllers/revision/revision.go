@@ -47,6 +47,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		rev.Status.MarkResourcesAvailableFalse(reason, message)
 	} else if err == nil {
 		MarkStatus(&rev.Status, dep, pa)
+		err = r.markContainerStatuses(ctx, rev)
 	}
 	rev.Status.ObservedGeneration = rev.Generation
 	if !equality.Semantic.DeepEqual(before, &rev.Status) {

@@ -75,9 +75,10 @@ func newRig(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *rig {
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
 		WithStatusSubresource(&servingv1.Revision{}, &autoscalingv1alpha1.PodAutoscaler{}, &appsv1.Deployment{}).
+		WithIndex(&corev1.Pod{}, podRevisionIndex, podRevision).
 		WithInterceptorFuncs(funcs).Build()
 	rec := events.NewFakeRecorder(10)
-	return &rig{r: &Reconciler{client: c, config: store, queueImage: "knit://queue", events: rec}, c: c, rec: rec}
+	return &rig{r: &Reconciler{client: c, config: store, queueImage: "knit://queue", events: rec, pods: c}, c: c, rec: rec}
 }
 
 func (g *rig) events() []string {

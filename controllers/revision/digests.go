@@ -1,0 +1,63 @@
+package revision
+
+import (
+	"regexp"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+// digestRef is what a Revision's status.containerStatuses[].imageDigest
+// holds: <repository>@sha256:<64 hex>, the form Knative records and its
+// conformance suite parses (name.NewDigest) and compares with the image.
+var digestRef = regexp.MustCompile(`^[^@\s]+@sha256:[0-9a-f]{64}$`)
+
+// imageDigest normalises a kubelet's status.containerStatuses[].imageID
+// to a digest reference: container runtimes report the image the
+// container runs as repo@sha256:…, the dockershim with a
+// docker-pullable:// prefix. An ID that names no repository (sha256:…, an
+// image built on the node or imported by its ID) is not one: "".
+func imageDigest(imageID string) string {
+	id := strings.TrimPrefix(imageID, "docker-pullable://")
+	if !digestRef.MatchString(id) {
+		return ""
+	}
+	return id
+}
+
+// ContainerStatuses are the digests the Revision's containers run, in
+// the order of its spec, read from its pods' status: a container's digest
+// from any pod that reports one. They are Knative's status.
+// containerStatuses, which Knative resolves from the registry before
+// deploying and knit reads from what the kubelet pulled. Unless every
+// container has one it is nil: knit dev runs no pods, and a ko:// image
+// has no digest; a partial list would pair images with the wrong
+// digests in Knative's check, which goes by index.
+func ContainerStatuses(rev *servingv1.Revision, pods []corev1.Pod) []servingv1.ContainerStatus {
+	digests := map[string]string{}
+	for _, p := range pods {
+		for _, cs := range p.Status.ContainerStatuses {
+			if d := imageDigest(cs.ImageID); d != "" && digests[cs.Name] == "" {
+				digests[cs.Name] = d
+			}
+		}
+	}
+	out := make([]servingv1.ContainerStatus, 0, len(rev.Spec.Containers))
+	for _, c := range rev.Spec.Containers {
+		d := digests[c.Name]
+		if d == "" {
+			return nil
+		}
+		out = append(out, servingv1.ContainerStatus{Name: c.Name, ImageDigest: d})
+	}
+	return out
+}
+
+// digestsKnown says whether status already names a digest for every
+// container: the digests are set once, as Knative sets them, and pods
+// are no longer read for the Revision.
+func digestsKnown(rev *servingv1.Revision) bool {
+	return len(rev.Status.ContainerStatuses) == len(rev.Spec.Containers) && len(rev.Spec.Containers) > 0
+}
