@@ -51,8 +51,9 @@ type RevisionStatus struct {
 // ContainerStatus records what one container's image resolved to.
 type ContainerStatus struct {
 	Name string `json:"name,omitempty"`
-	// ImageDigest is the resolved image, or for ko:// images the build's
-	// content hash.
+	// ImageDigest is the image the container runs, as
+	// <repository>@sha256:<hex>, read from what its pods' kubelet pulled;
+	// unset where no pod reports one (knit dev, ko:// images).
 	ImageDigest string `json:"imageDigest,omitempty"`
 }
 
