@@ -135,10 +135,12 @@ func TestPublicEndpoints(t *testing.T) {
 	}
 }
 
-// The names of an SKS's Services and public slices fit 63 characters
-// whatever the SKS is called: Knative's conformance Service
+// The names of an SKS's Services fit 63 characters whatever the SKS is
+// called, as a Service's name must: Knative's conformance Service
 // revision-timeout-does-not-exceed-timeout--egnetwcn has a 56-character
-// Revision, whose <name>-private and <name>-<hash> would not fit.
+// Revision, whose <name>-private would be 64. Its public slices are
+// named by the same rule (a slice's name may be longer, but one rule for
+// every derived name leaves nothing to get wrong).
 func TestLongNames(t *testing.T) {
 	s := sks(networkingv1alpha1.SKSOperationModeServe)
 	s.Name = "revision-timeout-does-not-exceed-timeout--egnetwcn-00001"
