@@ -29,8 +29,9 @@ const emptyTimeout = 2 * time.Second
 // cgroupHost is where this process's own cgroups are: one directory per
 // controller in cgroup v1, one in v2's unified hierarchy.
 type cgroupHost struct {
-	v2   bool
-	dirs map[string]string // controller → this process's cgroup directory
+	v2     bool
+	dirs   map[string]string // controller → this process's cgroup directory
+	points map[string]string // controller → where its hierarchy is mounted
 }
 
 // parseCgroupHost finds this process's cgroup directory for each of
@@ -60,7 +61,7 @@ func parseCgroupHost(procCgroup, mountinfo []byte) (cgroupHost, error) {
 			}
 		}
 	}
-	h := cgroupHost{dirs: map[string]string{}}
+	h := cgroupHost{dirs: map[string]string{}, points: map[string]string{}}
 	var v2Path string
 	hasV2 := false
 	for line := range bytes.Lines(procCgroup) {
@@ -78,7 +79,7 @@ func parseCgroupHost(procCgroup, mountinfo []byte) (cgroupHost, error) {
 				continue
 			}
 			if dir, ok := below(m.point, m.root, parts[2]); ok {
-				h.dirs[c] = dir
+				h.dirs[c], h.points[c] = dir, m.point
 			}
 		}
 	}
@@ -93,7 +94,7 @@ func parseCgroupHost(procCgroup, mountinfo []byte) (cgroupHost, error) {
 		return h, fmt.Errorf("this process's cgroup %s is outside the cgroup2 mount at %s", v2Path, v2Mount.point)
 	}
 	h.v2 = true
-	h.dirs[""] = dir
+	h.dirs[""], h.points[""] = dir, v2Mount.point
 	return h, nil
 }
 
@@ -148,6 +149,7 @@ func detectCgroupHost() (cgroupHost, error) {
 type cgroupTree struct {
 	v2          bool
 	own         map[string]string // controller → knit dev's own cgroup ("" in v2)
+	points      map[string]string // controller → where its hierarchy is mounted
 	roots       map[string]string // controller → <own>/knit-<instance>
 	controllers []string          // those of cgroupControllers limits are written to
 }
@@ -165,7 +167,7 @@ func openCgroupTree(instance string) (*cgroupTree, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &cgroupTree{v2: host.v2, own: host.dirs, roots: map[string]string{}}
+	t := &cgroupTree{v2: host.v2, own: host.dirs, points: host.points, roots: map[string]string{}}
 	name := "knit-" + instance
 	if t.v2 {
 		own := host.dirs[""]
@@ -324,7 +326,7 @@ func (p *podCgroup) container(name string, l limits) (*containerCgroup, error) {
 	if p == nil {
 		return nil, nil
 	}
-	cg := &containerCgroup{v2: p.tree.v2, dirs: map[string]string{}, own: p.tree.own, fd: -1, limits: l}
+	cg := &containerCgroup{v2: p.tree.v2, dirs: map[string]string{}, own: p.tree.own, points: p.tree.points, fd: -1, limits: l}
 	for c, pod := range p.dirs {
 		if err := mkdirCgroup(pod); err != nil {
 			return nil, err
@@ -365,6 +367,22 @@ func (p *podCgroup) container(name string, l limits) (*containerCgroup, error) {
 			return nil, fmt.Errorf("open cgroup %s: %w", cg.dirs[""], err)
 		}
 		cg.fd = fd
+		return cg, nil
+	}
+	cg.tasks = map[string][2]*os.File{}
+	for c, dir := range cg.dirs {
+		in, err := os.OpenFile(filepath.Join(dir, "tasks"), os.O_WRONLY, 0)
+		if err != nil {
+			_ = cg.remove()
+			return nil, err
+		}
+		out, err := os.OpenFile(filepath.Join(cg.own[c], "tasks"), os.O_WRONLY, 0)
+		if err != nil {
+			in.Close()
+			_ = cg.remove()
+			return nil, err
+		}
+		cg.tasks[c] = [2]*os.File{in, out}
 	}
 	return cg, nil
 }
@@ -387,7 +405,12 @@ type containerCgroup struct {
 	v2     bool
 	dirs   map[string]string // controller → directory ("" in v2)
 	own    map[string]string // knit dev's own, where a v1 thread returns
+	points map[string]string // where the hierarchies are mounted
 	fd     int               // v2: the directory, for CLONE_INTO_CGROUP
+	// v1: the tasks files of the cgroup and of knit dev's own, by
+	// controller, opened beforehand: the forking thread may already be in
+	// the container's mount namespace, where /sys/fs/cgroup is the view.
+	tasks  map[string][2]*os.File
 	limits limits
 }
 
@@ -412,35 +435,63 @@ func (cg *containerCgroup) enter(cmd *exec.Cmd) (leave func() (stuck bool), err 
 		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cg.fd
 		return func() bool { return false }, nil
 	}
-	tid := strconv.Itoa(unix.Gettid())
+	tid := []byte(strconv.Itoa(unix.Gettid()))
 	var joined []string
 	back := func() bool {
 		stuck := false
 		for _, c := range joined {
-			if writeCgroupFile(filepath.Join(cg.own[c], "tasks"), tid) != nil {
+			if _, err := cg.tasks[c][1].Write(tid); err != nil {
 				stuck = true
 			}
 		}
 		return stuck
 	}
-	for c, dir := range cg.dirs {
-		if err := writeCgroupFile(filepath.Join(dir, "tasks"), tid); err != nil {
-			return back, fmt.Errorf("enter cgroup %s: %w", dir, err)
+	for c, files := range cg.tasks {
+		if _, err := files[0].Write(tid); err != nil {
+			return back, fmt.Errorf("enter cgroup %s: %w", cg.dirs[c], err)
 		}
 		joined = append(joined, c)
 	}
 	return back, nil
 }
 
+// view is how the container sees cgroups, as in a pod: its own cgroup,
+// read-only, where each hierarchy is mounted (/sys/fs/cgroup/memory and
+// /sys/fs/cgroup/cpu in v1, /sys/fs/cgroup in v2), so that an app reading
+// its limits there (a JVM, Knative's runtime conformance image) reads its
+// container's. Paths in /proc/self/cgroup stay knit dev's tree's: there is
+// no cgroup namespace (mountinfo names the bound directory, which is what
+// Go's and Java's runtimes look for).
+func (cg *containerCgroup) view() []bindMount {
+	if cg == nil {
+		return nil
+	}
+	var ms []bindMount
+	for c, dir := range cg.dirs {
+		if point := cg.points[c]; point != "" {
+			ms = append(ms, bindMount{volume: "cgroup", source: dir, target: point, readOnly: true})
+		}
+	}
+	sortMounts(ms)
+	return ms
+}
+
 // kill SIGKILLs every process left in the cgroup: when a container's
 // main process has exited nothing it started survives it, even what left
-// its process group.
+// its process group. It runs on a goroutine of its own: the caller's
+// thread may be in the container's mount namespace, where the cgroup's
+// path is not the cgroup.
 func (cg *containerCgroup) kill() {
 	if cg == nil {
 		return
 	}
 	for _, dir := range cg.dirs {
-		killCgroup(dir, cg.v2)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			killCgroup(dir, cg.v2)
+		}()
+		<-done
 		return // in v1 every hierarchy holds the same processes
 	}
 }
@@ -469,6 +520,11 @@ func (cg *containerCgroup) remove() error {
 		_ = unix.Close(cg.fd)
 		cg.fd = -1
 	}
+	for _, files := range cg.tasks {
+		files[0].Close()
+		files[1].Close()
+	}
+	cg.tasks = nil
 	var errs []error
 	for _, dir := range cg.dirs {
 		errs = append(errs, removeCgroupTree(dir))

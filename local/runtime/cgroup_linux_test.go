@@ -32,7 +32,10 @@ func TestParseCgroupHost(t *testing.T) {
 0::/
 `,
 			mountinf: hybridMounts,
-			want:     cgroupHost{dirs: map[string]string{"memory": "/sys/fs/cgroup/memory/process_api/c41a", "cpu": "/sys/fs/cgroup/cpu"}},
+			want: cgroupHost{
+				dirs:   map[string]string{"memory": "/sys/fs/cgroup/memory/process_api/c41a", "cpu": "/sys/fs/cgroup/cpu"},
+				points: map[string]string{"memory": "/sys/fs/cgroup/memory", "cpu": "/sys/fs/cgroup/cpu"},
+			},
 		},
 		{
 			name: "v1 with cpu and cpuacct mounted together",
@@ -42,38 +45,44 @@ func TestParseCgroupHost(t *testing.T) {
 			mountinf: `25 24 0:22 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct
 26 24 0:23 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory
 `,
-			want: cgroupHost{dirs: map[string]string{"cpu": "/sys/fs/cgroup/cpu,cpuacct/user.slice", "memory": "/sys/fs/cgroup/memory/user.slice/user-1000.slice"}},
+			want: cgroupHost{
+				dirs:   map[string]string{"cpu": "/sys/fs/cgroup/cpu,cpuacct/user.slice", "memory": "/sys/fs/cgroup/memory/user.slice/user-1000.slice"},
+				points: map[string]string{"cpu": "/sys/fs/cgroup/cpu,cpuacct", "memory": "/sys/fs/cgroup/memory"},
+			},
 		},
 		{
 			name:       "v2",
 			procCgroup: "0::/user.slice/user-1000.slice/session-2.scope\n",
 			mountinf:   "30 24 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n",
-			want:       cgroupHost{v2: true, dirs: map[string]string{"": "/sys/fs/cgroup/user.slice/user-1000.slice/session-2.scope"}},
+			want: cgroupHost{v2: true,
+				dirs:   map[string]string{"": "/sys/fs/cgroup/user.slice/user-1000.slice/session-2.scope"},
+				points: map[string]string{"": "/sys/fs/cgroup"},
+			},
 		},
 		{
 			name:       "v2 in a container that mounts its own cgroup as the root",
 			procCgroup: "0::/docker/abc\n",
 			mountinf:   "30 24 0:26 /docker/abc /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
-			want:       cgroupHost{v2: true, dirs: map[string]string{"": "/sys/fs/cgroup"}},
+			want:       cgroupHost{v2: true, dirs: map[string]string{"": "/sys/fs/cgroup"}, points: map[string]string{"": "/sys/fs/cgroup"}},
 		},
 		{
 			name:       "a mount point with a space",
 			procCgroup: "0::/a\n",
 			mountinf:   `30 24 0:26 / /mnt/cgroup\040two rw - cgroup2 cgroup2 rw` + "\n",
-			want:       cgroupHost{v2: true, dirs: map[string]string{"": "/mnt/cgroup two/a"}},
+			want:       cgroupHost{v2: true, dirs: map[string]string{"": "/mnt/cgroup two/a"}, points: map[string]string{"": "/mnt/cgroup two"}},
 		},
 		{
 			name:       "v2 not mounted",
 			procCgroup: "0::/a\n",
 			mountinf:   "22 1 0:21 / /proc rw - proc proc rw\n",
-			want:       cgroupHost{dirs: map[string]string{}},
+			want:       cgroupHost{dirs: map[string]string{}, points: map[string]string{}},
 			wantErr:    "no cgroup hierarchy with the memory or cpu controller is mounted",
 		},
 		{
 			name:       "own cgroup outside the mount",
 			procCgroup: "0::/elsewhere\n",
 			mountinf:   "30 24 0:26 /docker/abc /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
-			want:       cgroupHost{dirs: map[string]string{}},
+			want:       cgroupHost{dirs: map[string]string{}, points: map[string]string{}},
 			wantErr:    "this process's cgroup /elsewhere is outside the cgroup2 mount at /sys/fs/cgroup",
 		},
 	} {

@@ -38,7 +38,12 @@ func TestMemoryLimitOOMKillsReplica(t *testing.T) {
 		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi"), corev1.ResourceCPU: resource.MustParse("500m")},
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")},
 	}
-	limited, free := bloated("limited", limitedRes), bloated("free", corev1.ResourceRequirements{})
+	// No memory limit; Knative's runtime conformance CPU: 1 limited, 125m requested.
+	freeRes := corev1.ResourceRequirements{
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("125m")},
+	}
+	limited, free := bloated("limited", limitedRes), bloated("free", freeRes)
 	create(t, limited)
 	create(t, free)
 	limitedKey, freeKey := types.NamespacedName{Namespace: ns, Name: "limited"}, types.NamespacedName{Namespace: ns, Name: "free"}
@@ -91,6 +96,9 @@ func TestMemoryLimitOOMKillsReplica(t *testing.T) {
 		t.Fatalf("unlimited replica's processes = %v, want one", pids)
 	}
 	inCgroup(t, pids[0], freePod, "user-container")
+	if mountSupport() == nil {
+		seesItsOwnCgroup(t, pids[0], tree)
+	}
 
 	for _, obj := range []*appsv1.Deployment{limited, free} {
 		if err := suite.client.Delete(context.Background(), obj); err != nil {
@@ -138,6 +146,33 @@ func inCgroup(t *testing.T, pid int, pod *podCgroup, container string) {
 		}
 		if !found {
 			t.Errorf("process %d is not in the %q cgroup %s:\n%s", pid, controller, suffix, b)
+		}
+	}
+}
+
+// seesItsOwnCgroup checks that the process of the unlimited replica (1 CPU
+// limited, 125m requested) reads its own cgroup, read-only, where the
+// hierarchies are mounted, as Knative's runtime conformance image reads it.
+func seesItsOwnCgroup(t *testing.T, pid int, tree *cgroupTree) {
+	t.Helper()
+	want := map[string]string{"cpu/cpu.shares": "128", "cpu/cpu.cfs_quota_us": "100000", "cpu/cpu.cfs_period_us": "100000"}
+	if tree.v2 {
+		want = map[string]string{"cpu.weight": "5", "cpu.max": "100000 100000", "memory.max": "max"}
+	}
+	root := "/proc/" + strconv.Itoa(pid) + "/root"
+	for file, value := range want {
+		controller, name, ok := strings.Cut(file, "/")
+		if !ok {
+			controller, name = "", file
+		}
+		path := filepath.Join(root, tree.points[controller], name)
+		b, err := os.ReadFile(path)
+		if got := strings.TrimSpace(string(b)); err != nil || got != value {
+			t.Errorf("the replica reads %s = %q (%v), want %q", path, got, err, value)
+		}
+		if f, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
+			f.Close()
+			t.Errorf("the replica can write %s", path)
 		}
 	}
 }

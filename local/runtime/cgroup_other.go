@@ -28,6 +28,7 @@ func (p *podCgroup) remove() error                                      { return
 func (cg *containerCgroup) enter(*exec.Cmd) (func() bool, error) {
 	return func() bool { return false }, nil
 }
-func (cg *containerCgroup) kill()           {}
-func (cg *containerCgroup) oomKills() int64 { return 0 }
-func (cg *containerCgroup) remove() error   { return nil }
+func (cg *containerCgroup) view() []bindMount { return nil }
+func (cg *containerCgroup) kill()             {}
+func (cg *containerCgroup) oomKills() int64   { return 0 }
+func (cg *containerCgroup) remove() error     { return nil }

@@ -22,7 +22,8 @@ import (
 // A container's process is born in its cgroup (v1: forked from a thread
 // that joined it and left; v2: CLONE_INTO_CGROUP), knit dev's threads all
 // stay in knit dev's own, and what the process started outside its
-// process group dies with it. Run on this machine's hierarchies, and on a
+// process group dies with it, also when the container sees its cgroup
+// (a mount namespace of its own, where the forking thread stays). Run on this machine's hierarchies, and on a
 // hybrid machine's unified one too (no controllers there, but the same
 // placement); not root, there are none and the runtime says why.
 func TestContainerProcessIsBornInItsCgroup(t *testing.T) {
@@ -52,8 +53,12 @@ func TestContainerProcessIsBornInItsCgroup(t *testing.T) {
 			}
 			pidFile := filepath.Join(t.TempDir(), "escaped")
 			script := "setsid sleep 300 & echo $! > " + pidFile + "; exec sleep 300"
+			var view *mountPlan // as a replica's container has it, where it can
+			if mountSupport() == nil {
+				view = &mountPlan{scratch: t.TempDir(), mounts: cg.view()}
+			}
 			p, err := startProcess([]string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"}, "/",
-				output{log: io.Discard, stdout: io.Discard, stderr: io.Discard}, nil, cg, nil)
+				output{log: io.Discard, stdout: io.Discard, stderr: io.Discard}, nil, cg, view)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -60,6 +60,7 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 			log.Error(err, "Container cgroup not removed")
 		}
 	}()
+	l.mounts = r.withCgroupView(c, l.mounts, cg)
 	backoff := r.rt.opts.Backoff
 	stdout, stderr := &tail{}, &tail{}
 	streak := 0

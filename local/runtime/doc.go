@@ -13,8 +13,8 @@
 // one process per container. A template change rolls replicas the way a
 // RollingUpdate with maxUnavailable 0 does: replicas of the old template
 // keep running until enough new ones are ready. Volumes are mounted (see
-// Volumes); init containers, liveness and startup probes, resources and
-// security contexts are not applied.
+// Volumes); init containers, liveness and startup probes and
+// security contexts are not applied; resources are (see Resources).
 //
 // # Images
 //
@@ -151,6 +151,27 @@
 // VolumesUnsupported naming the volume and what it takes, instead of
 // running without it. Exec probes and hooks run in knit dev's mounts, not
 // the container's.
+//
+// # Resources
+//
+// Each container runs in a cgroup of its own below knit dev's, as the
+// kubelet's below kubepods: <own>/knit-<instance>/pod<uid>/<container>, in
+// cgroup v1's memory and cpu hierarchies or in v2's unified one (knit
+// dev's own processes move to <own>/init so the controllers can be
+// delegated). Limits are written as the kubelet writes them: the memory
+// limit (with no swap beyond it), a CFS quota of limits.cpu per 100ms,
+// shares (v2: weight) from requests.cpu, which defaults to the limit; the
+// levels above keep the kernel's defaults, so replicas compete with the
+// rest of the machine as one. A process is born in its cgroup (v2:
+// CLONE_INTO_CGROUP; v1: forked from a thread that joined it), and where
+// containers get mount namespaces (root) it sees its own cgroup,
+// read-only, at /sys/fs/cgroup. A run the kernel OOM-kills is reported as
+// "was OOMKilled: exit code 137, over its memory limit of …" in the
+// CrashLoopBackOff message. Whatever a container's process leaves in its
+// cgroup dies with it, and the cgroups go with the replica. Without
+// cgroups (not root, a controller not delegated, not Linux) replicas run
+// unlimited and knit dev warns once, when a container that asks for
+// limits starts.
 //
 // # Logs
 //
