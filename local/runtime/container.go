@@ -91,6 +91,7 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 		if c.ReadinessProbe != nil {
 			r.probe(ctx, i, c, p, l)
 		}
+		unhealthy, live := "", r.watchLiveness(ctx, c, p, l)
 		if restartedAfterCrash := streak > 0; restartedAfterCrash {
 			// The crash stops being reported after crashVisibleFor; look again then.
 			time.AfterFunc(crashVisibleFor, func() { r.rt.replicaChanged(r.key) })
@@ -98,6 +99,8 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 
 		select {
 		case <-p.done:
+		case unhealthy = <-live:
+			r.killUnhealthy(c, p, l, unhealthy, log)
 		case <-ctx.Done():
 			grace, began := r.gracePeriod(), time.Now()
 			r.preStop(c, l, grace, log)
@@ -110,6 +113,9 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 		lines := stderr.Lines()
 		if len(lines) == 0 {
 			lines = stdout.Lines()
+		}
+		if unhealthy != "" {
+			desc = killedForLiveness(unhealthy)
 		}
 		delay := backoff.Delay(streak)
 		log.Info("Container exited; restarting with backoff", "exit", desc, "backoff", delay, "log", logPath)
@@ -185,6 +191,7 @@ func (r *replica) probe(ctx context.Context, i int, c *corev1.Container, p *proc
 		cancel()
 	}()
 	pr := newProber(c.ReadinessProbe, c, r.net, r.ports, l.env, l.dir)
+	pr.argv0 = r.koAppArgv0For(c)
 	go pr.run(ctx, p.started, func(ready bool, failing string) {
 		r.update(i, func(s *containerState) {
 			if s.pid == p.pid() {
@@ -220,6 +227,7 @@ func (r *replica) preStop(c *corev1.Container, l launch, budget time.Duration, l
 	}()
 	h := c.Lifecycle.PreStop
 	pr := newProber(nil, c, r.net, r.ports, l.env, l.dir)
+	pr.argv0 = r.koAppArgv0For(c)
 	var err error
 	switch {
 	case h.HTTPGet != nil:

@@ -13,8 +13,8 @@
 // one process per container. A template change rolls replicas the way a
 // RollingUpdate with maxUnavailable 0 does: replicas of the old template
 // keep running until enough new ones are ready. Volumes are mounted (see
-// Volumes); init containers, liveness and startup probes and
-// security contexts are not applied; resources are (see Resources).
+// Volumes); init containers, startup probes and security contexts are not
+// applied; resources are (see Resources).
 //
 // # Images
 //
@@ -36,7 +36,10 @@
 //
 // command and args replace the image's entrypoint and arguments as in
 // Kubernetes, with $(VAR) expanded; workingDir is honoured (default: the
-// module dir).
+// module dir). A command, exec probe or exec hook of a ko:// container
+// whose first word is /ko-app/<base name of the import path>, where ko
+// puts the binary in the image, runs the binary built for the image
+// (koapp.go): this machine has no /ko-app.
 //
 // # Networks
 //
@@ -78,9 +81,15 @@
 // # Readiness, crashes, stopping
 //
 // Each container's readinessProbe (httpGet with headers, tcpSocket, exec)
-// runs every 50ms until it first succeeds, then on its periodSeconds with
-// its thresholds; a container without one is ready while it runs, and a
-// replica is ready when all its containers are. A process that exits is
+// runs on its periodSeconds with its thresholds, an HTTP or TCP one every
+// 50ms until it first succeeds (readinessInterval); a container without
+// one is ready while it runs, and a replica is ready when all its
+// containers are. A livenessProbe (httpGet, tcpSocket, exec) runs as the
+// kubelet runs it: after initialDelaySeconds, every periodSeconds, and
+// failureThreshold failures in a row kill the container (preStop hook,
+// SIGTERM, SIGKILL after the grace period) and restart it like a crash,
+// reported as CrashLoopBackOff with "Liveness probe failed: …" and the
+// restart count. A process that exits is
 // restarted with exponential backoff (Options.Backoff: 500ms doubling to
 // 30s, reset after 60s of running). Stopping a replica sends SIGTERM to each
 // process group, waits terminationGracePeriodSeconds (capped by

@@ -77,6 +77,17 @@ func (rt *Runtime) command(ctx context.Context, pins *imagePins, moduleDir strin
 	for i := range argv {
 		argv[i] = expand(argv[i], env.lookup)
 	}
+	if len(c.Command) > 0 {
+		// A command written for the image ko builds may run its binary
+		// where ko puts it, /ko-app/<name>.
+		bin, err := koAppArgv0(ctx, argv[0], c, func(ctx context.Context, image string) (string, error) {
+			return pins.resolve(ctx, image, rt.builderFor(moduleDir).Build)
+		})
+		if err != nil {
+			return nil, buildFailure(c.Image, err)
+		}
+		argv[0] = bin
+	}
 	return argv, nil
 }
 

@@ -48,6 +48,9 @@ type prober struct {
 	env       []string // for exec probes
 	dir       string
 	http      *http.Client
+	// argv0 resolves an exec command's first word (koAppArgv0); nil
+	// leaves it as written.
+	argv0 func(ctx context.Context, name string) (string, error)
 }
 
 func newProber(probe *corev1.Probe, c *corev1.Container, net *podNetwork, ports portMap, env []string, dir string) *prober {
@@ -121,14 +124,26 @@ func (p *prober) run(ctx context.Context, started time.Time, report func(ready b
 				report(false, p.message(err))
 			}
 		}
-		interval := s.period
-		if !everReady && p.probe.Exec == nil {
-			interval = startupInterval(started, time.Now())
-		}
-		if !sleepCtx(ctx, interval) {
+		if !sleepCtx(ctx, readinessInterval(p.probe, s, everReady, started, time.Now())) {
 			return
 		}
 	}
+}
+
+// readinessInterval is the wait before a readiness probe's next run. Until
+// it first succeeds, an HTTP or TCP probe runs every startupInterval: in
+// knit that is the queue-proxy's probe of the pod (or a sidecar's), which
+// the kubelet would run once at start and the queue-proxy answer as soon
+// as the app is ready — Knative's aggressive probing for periodSeconds 0
+// is the queue-proxy's, of the app, not the kubelet's. An exec probe (the
+// app's own, left to the kubelet) keeps its periodSeconds throughout, as
+// the kubelet runs it: 10s when the Revision said 0, the API server's
+// default, so each run costs a fork on its period only.
+func readinessInterval(probe *corev1.Probe, s probeSettings, everReady bool, started, now time.Time) time.Duration {
+	if everReady || probe.Exec != nil {
+		return s.period
+	}
+	return startupInterval(started, now)
 }
 
 func (p *prober) message(err error) string {
@@ -215,11 +230,19 @@ func (p *prober) checkExec(ctx context.Context, argv []string) error {
 	if len(argv) == 0 {
 		return fmt.Errorf("exec probe has no command")
 	}
-	path, err := lookPath(argv[0], p.env, p.dir)
+	name := argv[0]
+	if p.argv0 != nil {
+		var err error
+		if name, err = p.argv0(ctx, name); err != nil {
+			return err
+		}
+	}
+	path, err := lookPath(name, p.env, p.dir)
 	if err != nil {
 		return err
 	}
 	cmd := exec.CommandContext(ctx, path, argv[1:]...)
+	cmd.Args[0] = argv[0]
 	cmd.Env, cmd.Dir = p.env, p.dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

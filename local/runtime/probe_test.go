@@ -138,3 +138,33 @@ func TestStartupInterval(t *testing.T) {
 		})
 	}
 }
+
+// Only the probe the kubelet would answer at once (the queue-proxy's,
+// which holds its answer until the app is ready) runs fast until it first
+// passes; an exec probe keeps its period from the start, as the kubelet
+// runs it (10s when the Revision said 0: the API server's default).
+func TestReadinessInterval(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	httpGet := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{}}, PeriodSeconds: 1}
+	execAt := func(period int32) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/ko-app/readiness", "probe"}}}, PeriodSeconds: period}
+	}
+	tests := []struct {
+		name      string
+		probe     *corev1.Probe
+		everReady bool
+		want      time.Duration
+	}{
+		{"http until it first passes: fast", httpGet, false, fastProbeInterval},
+		{"http once it passed: its period", httpGet, true, time.Second},
+		{"exec at period 1: every second from the start", execAt(1), false, time.Second},
+		{"exec at the defaulted period 10: every 10s, no aggressive probing", execAt(10), false, 10 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := readinessInterval(tt.probe, settingsOf(tt.probe), tt.everReady, start, start); got != tt.want {
+				t.Errorf("readinessInterval = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}

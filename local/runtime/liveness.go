@@ -1,0 +1,94 @@
+package runtime
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// failureStreak counts a liveness probe's failures in a row against its
+// failureThreshold; one success starts the count over, as in the kubelet.
+type failureStreak struct {
+	threshold, failures int32
+}
+
+// observe records one run and reports whether the probe has now failed.
+func (f *failureStreak) observe(err error) (failed bool) {
+	if err == nil {
+		f.failures = 0
+		return false
+	}
+	f.failures++
+	return f.failures >= f.threshold
+}
+
+// runLiveness probes until ctx ends, the kubelet's way for a liveness
+// probe: after initialDelaySeconds, every periodSeconds (default 10), each
+// run bounded by timeoutSeconds (default 1). After failureThreshold
+// (default 3) failures in a row, failed is called once with the kubelet's
+// message, "Liveness probe failed: …", and probing ends: the container is
+// killed and restarted, and its next run is probed afresh.
+func (p *prober) runLiveness(ctx context.Context, failed func(msg string)) {
+	s := settingsOf(p.probe)
+	if !sleepCtx(ctx, s.initialDelay) {
+		return
+	}
+	streak := failureStreak{threshold: s.failureThreshold}
+	for {
+		err := p.check(ctx, s.timeout)
+		if ctx.Err() != nil {
+			return
+		}
+		if streak.observe(err) {
+			failed("Liveness probe failed: " + err.Error())
+			return
+		}
+		if !sleepCtx(ctx, s.period) {
+			return
+		}
+	}
+}
+
+// watchLiveness runs c's liveness probe against p for as long as p runs.
+// The channel (nil without a probe, so it never fires in a select) gets
+// why the probe failed, at most once.
+func (r *replica) watchLiveness(ctx context.Context, c *corev1.Container, p *process, l launch) <-chan string {
+	if c.LivenessProbe == nil {
+		return nil
+	}
+	failed := make(chan string, 1)
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		<-p.done
+		cancel()
+	}()
+	pr := newProber(c.LivenessProbe, c, r.net, r.ports, l.env, l.dir)
+	pr.argv0 = r.koAppArgv0For(c)
+	go pr.runLiveness(ctx, func(msg string) { failed <- msg })
+	return failed
+}
+
+// killUnhealthy stops a container whose liveness probe failed the way the
+// kubelet does before it restarts it: the preStop hook, SIGTERM, then
+// SIGKILL after the grace period (the probe's terminationGracePeriodSeconds
+// when set, else the pod's). Knative's hook asks the queue-proxy to drain;
+// the queue-proxy, not stopping itself, cancels that drain within a second,
+// so the replica serves again once the app is back.
+func (r *replica) killUnhealthy(c *corev1.Container, p *process, l launch, why string, log logr.Logger) {
+	log.Info("Container failed liveness probe, will be restarted", "probe", why)
+	grace := r.gracePeriod()
+	if s := c.LivenessProbe.TerminationGracePeriodSeconds; s != nil {
+		grace = min(time.Duration(*s)*time.Second, r.rt.opts.MaxGracePeriod)
+	}
+	began := time.Now()
+	r.preStop(c, l, grace, log)
+	p.stop(max(grace-time.Since(began), 0), r.rt.killed)
+}
+
+// killedForLiveness is the container's exit as its status tells it, after
+// killUnhealthy: the kubelet's words and the probe's failure.
+func killedForLiveness(why string) string {
+	return "failed liveness probe and was restarted (" + why + ")"
+}
