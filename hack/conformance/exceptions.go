@@ -6,6 +6,8 @@ package main
 // container's own image, users and cgroups has no process equivalent
 // there. Cluster mode has none: there every test must pass.
 var exceptions = map[string]map[string]string{
-	"dev":     {},
+	"dev": {
+		"TestLivenessWithFail": "knit dev publishes no Pod objects. The liveness probe runs and, once the app starts failing, the local runtime kills and restarts user-container (the Deployment says CrashLoopBackOff, 'Liveness probe failed: …', with the restart count), but the test reads the restart from a Pod's containerStatuses[].restartCount and waits 8 minutes for one; its checks before that (five liveness checks, no restart yet) pass.",
+	},
 	"cluster": {},
 }
