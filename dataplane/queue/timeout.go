@@ -26,7 +26,10 @@ func (e *TimeoutError) Error() string {
 // timeoutHandler enforces a Revision's three timeouts with one timer per
 // request, on the serving goroutine (no goroutine or mutex per request):
 //
-//   - total: the whole request, queueing included (timeoutSeconds);
+//   - total: the whole request, queueing included, until its response
+//     starts (timeoutSeconds): as in Knative's queue-proxy, a response
+//     already under way is let finish (Knative's conformance test
+//     "writes first byte before timeout" streams for 15 s under 10);
 //   - response start: until the first response byte (responseStartTimeoutSeconds);
 //   - idle: between writes to the client, counted from arrival until the
 //     first one (idleTimeoutSeconds); not watched once a connection is
@@ -203,7 +206,7 @@ func (d *deadline) check() {
 		return false
 	}
 	h := d.h
-	if h.total > 0 && consider(h.total, h.totalErr) {
+	if h.total > 0 && !d.started.Load() && consider(h.total, h.totalErr) {
 		return
 	}
 	if h.responseStart > 0 && !d.started.Load() && consider(h.responseStart, h.startErr) {
