@@ -59,9 +59,10 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-test: tools verify-generated vet fmt-check ## everything CI runs: unit, envtest, knit dev e2e, and the cluster journeys when root on Linux
+test: tools verify-generated vet fmt-check ## everything CI runs: unit, envtest, knit dev e2e, Knative's conformance suite, and the cluster journeys (and the suite there) when root on Linux
 	go test -count=1 ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=1000x
+	$(MAKE) --no-print-directory conformance
 	cd hack/images && go test -count=1 ./...
 	@if [ "$$(uname -s)" = Linux ] && [ "$$(id -u)" = 0 ]; then \
 		$(MAKE) --no-print-directory test-cluster; \
@@ -337,8 +338,11 @@ conformance-cluster: cluster cluster-images helm conformance-images ## Knative S
 	if [ -z "$(KEEP_CLUSTER)" ]; then hack/cluster/down.sh $(CLUSTER_STATE) >/dev/null 2>&1 || true; fi; exit $$status
 
 # The suite on a running test cluster with its images pushed: knit
-# installed with the chart, the run, knit uninstalled.
+# installed afresh with the chart (an install left from before would keep
+# running the images it started with: their tag does not change), the
+# run, knit uninstalled.
 conformance-on-cluster: helm
+	@KUBECONFIG=$(CLUSTER_STATE)/kubeconfig $(HELM) uninstall knit -n knit-system --wait --ignore-not-found >/dev/null
 	@$(MAKE) --no-print-directory cluster-install HELM_FLAGS="-f hack/conformance/values.yaml"
 	@status=0; $(CONFORMANCE) -mode cluster -kubeconfig $(CLUSTER_STATE)/kubeconfig -ingress $(CLUSTER_NODE_IP) \
 		-image-template '$(CONFORMANCE_IMAGES)' -out $(CURDIR)/docs/conformance.md $(CONFORMANCE_FLAGS) || status=$$?; \
