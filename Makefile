@@ -344,8 +344,8 @@ conformance-cluster: cluster cluster-images helm conformance-images ## Knative S
 conformance-on-cluster: helm
 	@KUBECONFIG=$(CLUSTER_STATE)/kubeconfig $(HELM) uninstall knit -n knit-system --wait --ignore-not-found >/dev/null
 	@$(MAKE) --no-print-directory cluster-install HELM_FLAGS="-f hack/conformance/values.yaml"
-	@status=0; $(CONFORMANCE) -mode cluster -kubeconfig $(CLUSTER_STATE)/kubeconfig -ingress $(CLUSTER_NODE_IP) \
-		-image-template '$(CONFORMANCE_IMAGES)' -out $(CURDIR)/docs/conformance.md $(CONFORMANCE_FLAGS) || status=$$?; \
+	@status=0; ($(CONFORMANCE) -mode cluster -kubeconfig $(CLUSTER_STATE)/kubeconfig -ingress $(CLUSTER_NODE_IP) \
+		-image-template '$(CONFORMANCE_IMAGES)' -out $(CURDIR)/docs/conformance.md $(CONFORMANCE_FLAGS)) || status=$$?; \
 	$(MAKE) --no-print-directory cluster-uninstall >/dev/null || true; exit $$status
 
 # ---- Gitea, the real forge of the pull-request journeys ----
