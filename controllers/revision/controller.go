@@ -22,7 +22,8 @@ type Reconciler struct {
 	// events records the Revision turning Ready or failing (readyEvents).
 	events events.EventRecorder
 	// pods reads the Revisions' pods (indexed by podRevisionIndex) for
-	// status.containerStatuses; nil reads none.
+	// status.containerStatuses and the failures their kubelet reports;
+	// nil reads none.
 	pods client.Reader
 }
 
@@ -30,7 +31,7 @@ type Reconciler struct {
 // run the queue-proxy ("knit://queue" under the local runtime) and
 // queueEnv what the runtime needs added to its environment. Pods are
 // watched through a cache of Revisions' pods alone (newPodCache), for
-// the image digests they report.
+// the image digests and the failures they report.
 func SetupWithManager(mgr ctrl.Manager, cfg *config.Store, queueImage string, queueEnv ...corev1.EnvVar) error {
 	pods, err := newPodCache(mgr)
 	if err != nil {

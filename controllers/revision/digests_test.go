@@ -155,7 +155,7 @@ func TestWatchPodsWakes(t *testing.T) {
 		{name: "nothing started yet", old: starting, new: starting.DeepCopy()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := imageIDsChanged.Update(event.TypedUpdateEvent[*corev1.Pod]{ObjectOld: tc.old, ObjectNew: tc.new}); got != tc.want {
+			if got := podReportChanged.Update(event.TypedUpdateEvent[*corev1.Pod]{ObjectOld: tc.old, ObjectNew: tc.new}); got != tc.want {
 				t.Errorf("wakes = %v, want %v", got, tc.want)
 			}
 		})
@@ -166,8 +166,8 @@ func TestWatchPodsWakes(t *testing.T) {
 	}
 	want := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a", Labels: map[string]string{servingv1.RevisionLabelKey: "hello-00001"}},
 		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "user-container", ImageID: "example.com/hello@" + sha}}}}
-	if !imageIDsChanged.Create(event.TypedCreateEvent[*corev1.Pod]{Object: started}) || imageIDsChanged.Create(event.TypedCreateEvent[*corev1.Pod]{Object: starting}) ||
-		imageIDsChanged.Delete(event.TypedDeleteEvent[*corev1.Pod]{Object: started}) {
+	if !podReportChanged.Create(event.TypedCreateEvent[*corev1.Pod]{Object: started}) || podReportChanged.Create(event.TypedCreateEvent[*corev1.Pod]{Object: starting}) ||
+		podReportChanged.Delete(event.TypedDeleteEvent[*corev1.Pod]{Object: started}) {
 		t.Error("want a created pod to wake its Revision only with image IDs, a deleted one never")
 	}
 	if diff := cmp.Diff(want, slim); diff != "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,8 +47,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// name is taken: the Revision cannot run, and says why.
 		rev.Status.MarkResourcesAvailableFalse(reason, message)
 	} else if err == nil {
-		MarkStatus(&rev.Status, dep, pa)
-		err = r.markContainerStatuses(ctx, rev)
+		var pods []corev1.Pod
+		pods, err = r.listPods(ctx, rev)
+		MarkStatus(&rev.Status, dep, pa, pods)
+		markContainerStatuses(rev, pods)
 	}
 	rev.Status.ObservedGeneration = rev.Generation
 	if !equality.Semantic.DeepEqual(before, &rev.Status) {

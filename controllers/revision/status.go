@@ -5,19 +5,27 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 )
 
 // MarkStatus derives the Revision's conditions and replica counts from its
-// Deployment and PodAutoscaler. Pure, so every mapping is table-tested.
+// Deployment, PodAutoscaler and pods. Pure, so every mapping is
+// table-tested.
 // Once a Revision has been healthy, scaling to zero keeps it Ready: only
 // Active turns False. A PodAutoscaler whose SKS failed (its Services
 // cannot be created) makes the Revision's resources unavailable: replicas
-// may run, but no request can reach them.
-func MarkStatus(s *servingv1.RevisionStatus, dep *appsv1.Deployment, pa *autoscalingv1alpha1.PodAutoscaler) {
+// may run, but no request can reach them. Pods whose kubelet reports a
+// failure while no replica is ready (markPodFailure: an image that cannot
+// be pulled, a container that keeps exiting) fail the Revision on a
+// cluster, as the local runtime's ReplicaFailure does under knit dev,
+// which runs no pods.
+func MarkStatus(s *servingv1.RevisionStatus, dep *appsv1.Deployment, pa *autoscalingv1alpha1.PodAutoscaler, pods []corev1.Pod) {
+	prevHealthy := s.GetCondition(servingv1.RevisionConditionContainerHealthy).DeepCopy()
 	ready := dep.Status.ReadyReplicas
+	wanted := ptr.Deref(dep.Spec.Replicas, 1)
 	s.ActualReplicas = &ready
 	s.DesiredReplicas = pa.Status.DesiredScale
 
@@ -41,12 +49,9 @@ func MarkStatus(s *servingv1.RevisionStatus, dep *appsv1.Deployment, pa *autosca
 		// whatever failed since (the SKS below) is marked afresh.
 		s.MarkResourcesAvailableTrue()
 	default:
-		want := int32(1)
-		if dep.Spec.Replicas != nil {
-			want = *dep.Spec.Replicas
-		}
-		s.MarkDeploying(fmt.Sprintf("waiting for %d replica(s) of %s to become ready", want, dep.Name))
+		s.MarkDeploying(fmt.Sprintf("waiting for %d replica(s) of %s to become ready", wanted, dep.Name))
 	}
+	markPodFailure(s, prevHealthy, wanted, ready, pods)
 	if sks := pa.Status.GetCondition(autoscalingv1alpha1.PodAutoscalerConditionSKSReady); sks.IsFalse() {
 		s.MarkResourcesAvailableFalse(sks.Reason, sks.Message)
 	}

@@ -48,7 +48,7 @@ func TestMarkStatusSKSFailure(t *testing.T) {
 		{"at zero, SKS still failed", dep(0), pa(corev1.ConditionFalse, "FailedCreate", full), cond{corev1.ConditionFalse, "FailedCreate", full}},
 		{"at zero, SKS recovered", dep(0), pa(corev1.ConditionTrue, "", ""), cond{Status: corev1.ConditionTrue}},
 	} {
-		MarkStatus(&s, step.dep, step.pa)
+		MarkStatus(&s, step.dep, step.pa, nil)
 		c := s.GetCondition(duckv1.ConditionReady)
 		if diff := cmp.Diff(step.ready, cond{c.Status, c.Reason, c.Message}); diff != "" {
 			t.Errorf("%s: Ready (-want +got):\n%s", step.name, diff)
@@ -132,7 +132,7 @@ func TestMarkStatus(t *testing.T) {
 			if tc.before != nil {
 				tc.before(&s)
 			}
-			MarkStatus(&s, tc.dep, tc.pa)
+			MarkStatus(&s, tc.dep, tc.pa, nil)
 			get := func(ct duckv1.ConditionType) cond {
 				c := s.GetCondition(ct)
 				return cond{c.Status, c.Reason, c.Message}
