@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/utils/ptr"
 	"maps"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -40,7 +41,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	cfg, cfgErr := r.reconcileConfiguration(ctx, svc)
 	rt, rtErr := r.reconcileRoute(ctx, svc)
 	markConfiguration(&svc.Status, cfg, cfgErr, cfgGen(cfg, svc))
-	markRoute(&svc.Status, rt, rtErr, rtGen(rt))
+	markRoute(&svc.Status, rt, rtErr, rtGen(rt) && trafficMigrated(rt, cfg))
 	if cfg != nil {
 		svc.Status.ConfigurationStatusFields = cfg.Status.ConfigurationStatusFields
 	}
@@ -99,6 +100,24 @@ func metadataEqual(have, want metav1.ObjectMeta) bool {
 func cfgGen(cfg *servingv1.Configuration, svc *servingv1.Service) bool {
 	return cfg != nil && cfg.Status.ObservedGeneration == cfg.Generation &&
 		equality.Semantic.DeepEqual(cfg.Spec, svc.Spec.ConfigurationSpec)
+}
+
+// trafficMigrated reports whether the Route's traffic has followed the
+// Configuration: every target that tracks the latest revision serves the
+// Configuration's latest ready one. Until then the Service is not Ready,
+// as in Knative (its service reconciler's "traffic not yet migrated"): a
+// client that waits for Ready and then calls the Service must reach the
+// new revision (conformance: TestServiceCreateAndUpdate).
+func trafficMigrated(rt *servingv1.Route, cfg *servingv1.Configuration) bool {
+	if rt == nil || cfg == nil || cfg.Status.LatestReadyRevisionName == "" {
+		return true
+	}
+	for _, t := range rt.Status.Traffic {
+		if ptr.Deref(t.LatestRevision, false) && t.RevisionName != cfg.Status.LatestReadyRevisionName {
+			return false
+		}
+	}
+	return true
 }
 
 func rtGen(rt *servingv1.Route) bool {

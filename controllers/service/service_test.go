@@ -129,6 +129,20 @@ func TestReconcile(t *testing.T) {
 			}
 		},
 	}, {
+		// Knative's "traffic not yet migrated": the Configuration's new
+		// revision is ready but the Route still serves the old one.
+		name: "route behind: the latest ready revision is not yet served, so not Ready",
+		objs: []client.Object{testService(),
+			configuration(func(c *servingv1.Configuration) {
+				c.Status.Conditions = ready
+				c.Status.LatestCreatedRevisionName, c.Status.LatestReadyRevisionName = "hello-00002", "hello-00002"
+			}),
+			route(func(r *servingv1.Route) {
+				r.Status.Conditions = ready
+				r.Status.Traffic = []servingv1.TrafficTarget{{RevisionName: "hello-00001", LatestRevision: ptr.To(true), Percent: ptr.To[int64](100)}}
+			})},
+		cfg: cond{Status: corev1.ConditionTrue}, rt: outOfDate, ready: outOfDate,
+	}, {
 		name: "ready: both children ready; the Service shows their status",
 		objs: []client.Object{testService(), readyCfg, readyRoute},
 		cfg:  cond{Status: corev1.ConditionTrue}, rt: cond{Status: corev1.ConditionTrue}, ready: cond{Status: corev1.ConditionTrue},
