@@ -217,6 +217,30 @@ func TestMarkStatusPods(t *testing.T) {
 		container: cond{corev1.ConditionUnknown, servingv1.ReasonDeploying, deploying},
 		ready:     cond{corev1.ConditionUnknown, servingv1.ReasonDeploying, deploying},
 	}, {
+		name: "the Deployment says why its replicas fail (the local runtime): its words, not the pods'",
+		dep: func() *appsv1.Deployment {
+			d := dep(1, 0)
+			d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue,
+				Reason: "CrashLoopBackOff", Message: "container user-container exited with code 5: Crashed... (restarted 3 times)"}}
+			return d
+		}(),
+		pods:      crashing,
+		resources: cond{Status: corev1.ConditionUnknown},
+		container: cond{corev1.ConditionFalse, "CrashLoopBackOff", "container user-container exited with code 5: Crashed... (restarted 3 times)"},
+		ready:     cond{corev1.ConditionFalse, "CrashLoopBackOff", "container user-container exited with code 5: Crashed... (restarted 3 times)"},
+	}, {
+		name: "scaled to zero after failing: the failure stands",
+		dep:  dep(0, 0), before: pullFailed,
+		resources: cond{Status: corev1.ConditionUnknown},
+		container: cond{corev1.ConditionFalse, "ErrImagePull", pullErr},
+		ready:     cond{corev1.ConditionFalse, "ErrImagePull", pullErr},
+	}, {
+		name: "scaled up again: deploying afresh",
+		dep:  dep(1, 0), before: pullFailed,
+		resources: cond{corev1.ConditionUnknown, servingv1.ReasonDeploying, deploying},
+		container: cond{corev1.ConditionUnknown, servingv1.ReasonDeploying, deploying},
+		ready:     cond{corev1.ConditionUnknown, servingv1.ReasonDeploying, deploying},
+	}, {
 		name: "a ready replica: a crashing pod beside it is not the Revision's failure",
 		dep:  dep(2, 1), pods: crashing, before: pullFailed,
 		resources: cond{Status: corev1.ConditionTrue}, container: cond{Status: corev1.ConditionTrue}, ready: cond{Status: corev1.ConditionTrue},

@@ -15,13 +15,14 @@ import (
 // Deployment, PodAutoscaler and pods. Pure, so every mapping is
 // table-tested.
 // Once a Revision has been healthy, scaling to zero keeps it Ready: only
-// Active turns False. A PodAutoscaler whose SKS failed (its Services
+// Active turns False; once its containers failed, scaling to zero keeps
+// it failed. A PodAutoscaler whose SKS failed (its Services
 // cannot be created) makes the Revision's resources unavailable: replicas
 // may run, but no request can reach them. Pods whose kubelet reports a
 // failure while no replica is ready (markPodFailure: an image that cannot
 // be pulled, a container that keeps exiting) fail the Revision on a
-// cluster, as the local runtime's ReplicaFailure does under knit dev,
-// which runs no pods.
+// cluster, as the local runtime's ReplicaFailure does under knit dev; a
+// ReplicaFailure, where there is one, is reported rather than the pods.
 func MarkStatus(s *servingv1.RevisionStatus, dep *appsv1.Deployment, pa *autoscalingv1alpha1.PodAutoscaler, pods []corev1.Pod) {
 	prevHealthy := s.GetCondition(servingv1.RevisionConditionContainerHealthy).DeepCopy()
 	ready := dep.Status.ReadyReplicas
@@ -48,10 +49,18 @@ func MarkStatus(s *servingv1.RevisionStatus, dep *appsv1.Deployment, pa *autosca
 		// Scaled to zero after being healthy: nothing to re-prove, and
 		// whatever failed since (the SKS below) is marked afresh.
 		s.MarkResourcesAvailableTrue()
+	case wanted == 0 && prevHealthy.IsFalse():
+		// Scaled to zero after failing (its replicas never turned ready):
+		// none runs to prove otherwise, so the failure stands, as Knative
+		// keeps it, rather than the Revision waiting for no replica.
 	default:
 		s.MarkDeploying(fmt.Sprintf("waiting for %d replica(s) of %s to become ready", wanted, dep.Name))
 	}
-	markPodFailure(s, prevHealthy, wanted, ready, pods)
+	if failure == nil || failure.Status != corev1.ConditionTrue {
+		// The local runtime says on the Deployment why its replicas fail,
+		// in its own words; pods speak where nothing else does.
+		markPodFailure(s, prevHealthy, wanted, ready, pods)
+	}
 	if sks := pa.Status.GetCondition(autoscalingv1alpha1.PodAutoscalerConditionSKSReady); sks.IsFalse() {
 		s.MarkResourcesAvailableFalse(sks.Reason, sks.Message)
 	}
