@@ -138,8 +138,9 @@ func TestReconcileContainerStatuses(t *testing.T) {
 	}
 }
 
-// Only a change in what the pod's containers report as image IDs wakes
-// the Revision: readiness, restarts and deletion do not.
+// A change in what the pod's containers report as image IDs wakes the
+// Revision (as does a change of failure, TestWatchPodsWakesOnFailure):
+// readiness, restarts and deletion do not.
 func TestWatchPodsWakes(t *testing.T) {
 	starting := pod("a", [2]string{"user-container", ""})
 	started := pod("a", [2]string{"user-container", "example.com/hello@" + sha})
