@@ -105,7 +105,11 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 			grace, began := r.gracePeriod(), time.Now()
 			r.preStop(c, l, grace, log)
 			p.stop(max(grace-time.Since(began), 0), r.rt.killed)
-			r.update(i, func(s *containerState) { s.running, s.ready, s.pid = false, false, 0 })
+			exit := exitOf(p, c, cg.oomKills() > oomBefore, nil)
+			r.update(i, func(s *containerState) {
+				s.running, s.ready, s.pid = false, false, 0
+				s.recordExit(exit)
+			})
 			return
 		}
 		desc := cg.describeExit(p, oomBefore)
@@ -119,8 +123,10 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 		}
 		delay := backoff.Delay(streak)
 		log.Info("Container exited; restarting with backoff", "exit", desc, "backoff", delay, "log", logPath)
+		exit := exitOf(p, c, cg.oomKills() > oomBefore, lines)
 		r.update(i, func(s *containerState) {
 			s.running, s.ready, s.pid, s.lastExit, s.lastLines = false, false, 0, desc, lines
+			s.recordExit(exit)
 		})
 		if !sleepCtx(ctx, delay) {
 			return

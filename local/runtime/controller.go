@@ -34,9 +34,9 @@ const fieldOwner = client.FieldOwner("knit-local-runtime")
 // stop waits for replicas.
 const shutdownSlack = 5 * time.Second
 
-// SetupWithManager registers the runtime's two controllers — revision
-// Deployments into processes, Services into EndpointSlices — and stops
-// every replica when the manager stops.
+// SetupWithManager registers the runtime's three controllers — revision
+// Deployments into processes, Services into EndpointSlices, replicas into
+// Pods — and stops every replica when the manager stops.
 func (rt *Runtime) SetupWithManager(mgr ctrl.Manager) error {
 	rt.log = mgr.GetLogger().WithName("local-runtime")
 	// Before anything starts: what a killed knit dev left behind.
@@ -81,6 +81,9 @@ func (rt *Runtime) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesRawSource(rt.queues.source(&rt.queues.endpointsFor)).
 		Complete(conflict.Requeue(&endpointSliceReconciler{rt: rt}))
 	if err != nil {
+		return err
+	}
+	if err := rt.setupPods(mgr); err != nil {
 		return err
 	}
 	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {

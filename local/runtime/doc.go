@@ -3,8 +3,9 @@
 // the Deployments knit creates and publishes their EndpointSlices; in knit
 // dev there is no kubelet, no Docker and no kube-controller-manager, so
 // this package reconciles the same Deployment objects into processes on
-// loopback and publishes the EndpointSlices the rest of knit reads. The
-// controllers cannot tell the difference.
+// loopback and publishes the EndpointSlices the rest of knit reads, and a
+// Pod for each replica, for users and tools. The controllers cannot tell
+// the difference.
 //
 // # What it manages
 //
@@ -126,6 +127,48 @@
 // ForgetEarlierEndpoints deletes every slice a runtime published, for a
 // knit dev starting where an earlier one's replicas died with it.
 //
+// # Pods
+//
+// Each replica is published as the Pod its ReplicaSet would have made,
+// so `kubectl get pods`, `kubectl describe pod` and whatever lists a
+// Revision's pods by label read what runs: named as the replica's
+// HOSTNAME (<deployment>-<template hash>-<id>), in its namespace, with
+// the template's labels (plus pod-template-hash) and annotations and its
+// spec, controlled by the Deployment (there is no ReplicaSet), so the
+// garbage collector and a namespace's deletion remove it. spec.nodeName
+// stays empty: nothing schedules it and no kubelet runs, and the API
+// server deletes an unscheduled Pod at once, where a bound one would wait
+// Terminating for a kubelet that never confirms (and hold its namespace's
+// deletion for its grace period). The ServiceAccount admission plugin is
+// off (see package controlplane), so the spec is the template's, with no
+// token volume added that no process mounts, and the service account
+// need not exist.
+//
+// Its status is written through pods/status as the kubelet would write
+// it: phase, podIP and hostIP (the replica's addresses), startTime,
+// conditions PodScheduled, Initialized, ContainersReady and Ready, and
+// per container its image, ready, started, restartCount and state —
+// running; waiting with the runtime's own reason and message, the
+// Deployment's ReplicaFailure words (BuildFailed, CrashLoopBackOff with
+// the exit and output, …), or ContainerCreating; terminated while the
+// replica stops — and lastState.terminated with the exit code, reason
+// (Error, Completed, OOMKilled) and, under FallbackToLogsOnError, the
+// end of the output. imageID and containerID stay empty: no image was
+// pulled, and a Revision's digests must not come from a ko build. The
+// runtime keeps what it wrote and writes only a status that differs; a
+// replica's changes are queued by Pod, and those that come while it
+// waits or is written are one write (podWorkers), so a replica's start
+// costs a create and one or two status writes. A Pod's metadata.uid is
+// the API server's; the downward API's is the replica's own, fixed
+// before the Pod is created, which is not on a cold start's path.
+//
+// Deleting a Pod (kubectl delete pod) stops its replica, and the
+// Deployment gets a new one; a replica whose processes are gone deletes
+// its Pod. Pods a killed knit dev left (owned straight by a Deployment,
+// which no Kubernetes controller does) are deleted when the manager
+// starts, before any is created; so are those a clean stop left, which
+// no one saw: the API server stops with knit dev.
+//
 // # Volumes
 //
 // configMap, secret, projected (ConfigMaps, Secrets, the downward API and
@@ -138,7 +181,8 @@
 // last process is gone (and at start, for a knit dev that was killed). A
 // service-account token is the API server's TokenRequest for the pod's
 // service account with the audience and expirationSeconds asked, not bound
-// to a Pod (there is none); a namespace's "default" ServiceAccount is
+// to the replica's Pod (not yet created when the volume is written); a
+// namespace's "default" ServiceAccount is
 // created when missing, as kube-controller-manager would have. An emptyDir
 // is a directory of the replica's (0777), shared by its containers; its
 // medium and sizeLimit are not applied. Content is not refreshed while the

@@ -60,6 +60,9 @@ type containerState struct {
 	restarts  int
 	lastExit  string   // "exited with code 1", once it has exited
 	lastLines []string // the end of its output when it did
+	// exit is how its process last ended (recordExit), prevExit the end
+	// before that: the Pod's state and lastState.
+	exit, prevExit *corev1.ContainerStateTerminated
 }
 
 // replicaView is a replica at one instant: what Deployment status and
@@ -130,7 +133,8 @@ func (r *replica) update(i int, change func(c *containerState)) {
 	change(&r.containers[i])
 	after := r.containers[i]
 	changed := before.running != after.running || before.ready != after.ready || before.setup != after.setup ||
-		before.probe != after.probe || before.restarts != after.restarts || before.lastExit != after.lastExit
+		before.probe != after.probe || before.restarts != after.restarts || before.lastExit != after.lastExit ||
+		before.exit != after.exit
 	if ready := r.readyLocked(); ready && r.readySince.IsZero() {
 		r.readySince = time.Now()
 	} else if !ready {
@@ -139,6 +143,7 @@ func (r *replica) update(i int, change func(c *containerState)) {
 	r.mu.Unlock()
 	if changed {
 		r.rt.replicaChanged(r.key)
+		r.rt.pods.changed(r)
 	}
 }
 
@@ -194,6 +199,7 @@ func (r *replica) stop() {
 	r.log.Info("Stopping replica")
 	r.cancel()
 	r.rt.replicaChanged(r.key)
+	r.rt.pods.changed(r)
 }
 
 // gracePeriod is terminationGracePeriodSeconds (Kubernetes' default 30),

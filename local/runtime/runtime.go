@@ -21,8 +21,8 @@ import (
 var errShutdown = errors.New("local runtime is shut down")
 
 // Runtime runs the replicas of revision Deployments as local processes
-// and publishes their EndpointSlices. Create it with New, register it with
-// SetupWithManager, stop it with Shutdown.
+// and publishes their EndpointSlices and Pods. Create it with New,
+// register it with SetupWithManager, stop it with Shutdown.
 type Runtime struct {
 	opts       Options
 	instance   string // the state directory's ReplicaMarker value
@@ -34,6 +34,7 @@ type Runtime struct {
 	// sliceWriter writes EndpointSlices without logging API warnings.
 	sliceWriter client.Client
 	queues      queues
+	pods        podPublisher
 	netPool     *netPool // NetworkIsolated's; nil when replicas share the host's
 	cgroups     replicaCgroups
 
@@ -190,6 +191,7 @@ func (rt *Runtime) sync(d *appsv1.Deployment) (views []replicaView, hash string,
 		rt.running.Add(1)
 		r.log.Info("Starting replica", "ports", r.ports.byNumber)
 		r.start()
+		rt.pods.track(r, d)
 	}
 	views = st.views(now)
 	return views, hash, st.progress.observe(d.Generation, readyUpdated(views, hash), now), nil
@@ -279,6 +281,7 @@ func (rt *Runtime) replicaGone(r *replica) {
 	r.log.Info("Replica stopped")
 	rt.running.Done()
 	rt.replicaChanged(r.key)
+	rt.pods.gone(r)
 	// Its Services' slices go now: the Deployment's next pass sees only
 	// the replicas left, none when this was the last, and would not know
 	// which Services this one was in.

@@ -62,6 +62,7 @@ var suite struct {
 	once   sync.Once
 	err    error
 	client client.Client
+	reader client.Reader // uncached
 	rt     *Runtime
 	state  string
 	stop   func(keepState bool) error
@@ -114,7 +115,7 @@ func setUpSuite() error {
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 
-	suite.client, suite.rt, suite.state = mgr.GetClient(), rt, state
+	suite.client, suite.reader, suite.rt, suite.state = mgr.GetClient(), mgr.GetAPIReader(), rt, state
 	suite.stop = func(keepState bool) error {
 		cancel()
 		err := <-done
