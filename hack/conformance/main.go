@@ -68,9 +68,9 @@ func main() {
 
 func run(ctx context.Context, o options) (err error) {
 	if o.work == "" {
-		dir, err := os.MkdirTemp("", "knit-conformance-")
-		if err != nil {
-			return err
+		dir, mkErr := os.MkdirTemp("", "knit-conformance-")
+		if mkErr != nil {
+			return mkErr
 		}
 		// Kept when something failed: the suite's and knit dev's logs.
 		defer func() {
