@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os/exec"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -177,23 +175,6 @@ func (r *replica) containerCgroup(c *corev1.Container) (*containerCgroup, error)
 		return nil, fmt.Errorf("cgroup: %w", err)
 	}
 	return cg, nil
-}
-
-// withCgroupView adds the container's view of its cgroup (view) to the
-// mounts it starts with, where this machine gives containers mount
-// namespaces (root): every container then gets one, volumes or not.
-func (r *replica) withCgroupView(c *corev1.Container, plan *mountPlan, cg *containerCgroup) *mountPlan {
-	view := cg.view()
-	if len(view) == 0 || mountSupport() != nil {
-		return plan
-	}
-	with := &mountPlan{scratch: filepath.Join(r.volumesDir(), "..mounts", c.Name)}
-	if plan != nil {
-		*with = *plan
-	}
-	with.mounts = append(slices.Clone(with.mounts), view...)
-	sortMounts(with.mounts)
-	return with
 }
 
 // startIn starts cmd in the network and the cgroup from the caller's

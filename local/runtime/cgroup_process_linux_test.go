@@ -58,7 +58,7 @@ func TestContainerProcessIsBornInItsCgroup(t *testing.T) {
 				view = &mountPlan{scratch: t.TempDir(), mounts: cg.view()}
 			}
 			p, err := startProcess([]string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"}, "/",
-				output{log: io.Discard, stdout: io.Discard, stderr: io.Discard}, nil, cg, view)
+				output{log: io.Discard, stdout: io.Discard, stderr: io.Discard}, nil, cg, view, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

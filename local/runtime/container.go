@@ -6,6 +6,7 @@ import (
 	"github.com/go-logr/logr"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +18,11 @@ type launch struct {
 	env    []string
 	dir    string
 	mounts *mountPlan // nil: it mounts no volume
+	// cred is the user it runs as (containerCredential); nil: knit dev's.
+	cred *syscall.Credential
+	// image binds the binary of the container's image where the image
+	// has it, for a user who cannot reach it where knit dev keeps it.
+	image *bindMount
 }
 
 // runContainer is one container's life: set up (build the image, make
@@ -60,7 +66,7 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 			log.Error(err, "Container cgroup not removed")
 		}
 	}()
-	l.mounts = r.withCgroupView(c, l.mounts, cg)
+	l.mounts = r.containerView(c, l, cg)
 	backoff := r.rt.opts.Backoff
 	stdout, stderr := &tail{}, &tail{}
 	streak := 0
@@ -68,7 +74,7 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 		stdout.Reset()
 		stderr.Reset()
 		oomBefore := cg.oomKills()
-		p, err := startProcess(l.argv, l.env, l.dir, output{log: logFile, stdout: stdout, stderr: stderr}, r.net, cg, l.mounts)
+		p, err := startProcess(l.argv, l.env, l.dir, output{log: logFile, stdout: stdout, stderr: stderr}, r.net, cg, l.mounts, l.cred)
 		if err != nil {
 			streak++
 			log.Info("Container cannot start", "error", err.Error())
@@ -162,8 +168,8 @@ func (r *replica) setUp(ctx context.Context, i int, c *corev1.Container) (l laun
 }
 
 // resolve fills l: environment, volumes (written for the replica on
-// first use), command (building the image if needed) and working
-// directory.
+// first use), command (building the image if needed), working
+// directory and the user it runs as.
 func (r *replica) resolve(ctx context.Context, c *corev1.Container, l *launch) *failure {
 	env, err := containerEnv(ctx, r.rt.reader, r.pod, c, r.ports)
 	if err != nil {
@@ -186,7 +192,7 @@ func (r *replica) resolve(ctx context.Context, c *corev1.Container, l *launch) *
 		return f
 	}
 	l.argv, l.env, l.dir, l.mounts = argv, append(processEnv(r.rt.opts.HostEnv, r.pod, r.net, env), ReplicaMarker+"="+r.rt.instance), dir, mounts
-	return nil
+	return r.runAs(c, env, l)
 }
 
 // probe runs the container's readiness probe for as long as p runs.
@@ -197,7 +203,7 @@ func (r *replica) probe(ctx context.Context, i int, c *corev1.Container, p *proc
 		cancel()
 	}()
 	pr := newProber(c.ReadinessProbe, c, r.net, r.ports, l.env, l.dir)
-	pr.argv0 = r.koAppArgv0For(c)
+	r.forExec(pr, c, p.pid(), l)
 	go pr.run(ctx, p.started, func(ready bool, failing string) {
 		r.update(i, func(s *containerState) {
 			if s.pid == p.pid() {
@@ -233,7 +239,7 @@ func (r *replica) preStop(c *corev1.Container, l launch, budget time.Duration, l
 	}()
 	h := c.Lifecycle.PreStop
 	pr := newProber(nil, c, r.net, r.ports, l.env, l.dir)
-	pr.argv0 = r.koAppArgv0For(c)
+	r.forExec(pr, c, r.pidOf(c), l)
 	var err error
 	switch {
 	case h.HTTPGet != nil:

@@ -14,8 +14,9 @@
 // one process per container. A template change rolls replicas the way a
 // RollingUpdate with maxUnavailable 0 does: replicas of the old template
 // keep running until enough new ones are ready. Volumes are mounted (see
-// Volumes); init containers, startup probes and security contexts are not
-// applied; resources are (see Resources).
+// Volumes), a securityContext's user and groups applied (see Users and the
+// container's view) and resources too (see Resources); init containers,
+// startup probes and the rest of a securityContext are not.
 //
 // # Images
 //
@@ -185,8 +186,10 @@
 // namespace's "default" ServiceAccount is
 // created when missing, as kube-controller-manager would have. An emptyDir
 // is a directory of the replica's (0777), shared by its containers; its
-// medium and sizeLimit are not applied. Content is not refreshed while the
-// replica runs. A persistentVolumeClaim is refused (VolumesUnsupported).
+// medium and sizeLimit are not applied. With the pod's fsGroup (as root)
+// every volume is given to that group as the kubelet gives it: group-owned,
+// group read (and write, for an emptyDir) added, directories setgid.
+// Content is not refreshed while the replica runs. A persistentVolumeClaim is refused (VolumesUnsupported).
 //
 // Each container sees the volumes it mounts at their absolute mountPath,
 // with subPath and subPathExpr, read-only when asked and always for API
@@ -198,12 +201,45 @@
 // on this machine: its nearest existing directory is mirrored on a tmpfs
 // (bind mounts of each entry plus the missing path) in that namespace
 // alone, chrooted into when it is / (mountPlan.enter says why this rather
-// than an overlay or a re-executed shim). A container that mounts nothing,
-// as the queue-proxy, runs in knit dev's own mounts. Mount namespaces need
-// root on Linux; elsewhere a replica that mounts a volume fails with
+// than an overlay or a re-executed shim). Mount namespaces need root on
+// Linux; elsewhere a replica that mounts a volume fails with
 // VolumesUnsupported naming the volume and what it takes, instead of
-// running without it. Exec probes and hooks run in knit dev's mounts, not
-// the container's.
+// running without it.
+//
+// # Users and the container's view
+//
+// As root on Linux every container, volumes or not, starts in a mount and
+// a UTS namespace of its own (containerView, about 0.3 ms a start:
+// BenchmarkContainerView), which give it, besides its volumes and its
+// cgroup, what a container runtime gives a container: a /dev of its own on
+// a tmpfs (null, zero, full, random, urandom, tty, a devpts instance with
+// /dev/ptmx, a 64 MiB /dev/shm, the fd, stdin, stdout and stderr links;
+// no console, no mqueue), /proc's bus, fs, irq, sys and sysrq-trigger
+// read-only, and the pod's name (cut to 63 characters, as the kubelet
+// cuts it) as hostname and HOSTNAME. Exec probes and hooks run inside
+// that view, as nsenter enters it (enterView), and as the container's
+// user. Elsewhere containers run in knit dev's own view.
+//
+// A container runs as the runAsUser, runAsGroup (container over pod) and
+// supplementalGroups plus fsGroup its securityContext asks
+// (containerCredential); without runAsUser it runs as knit dev's user,
+// there being no image USER to read (so Knative's
+// TestShouldRunAsUserContainerDefault, which wants ko's 65532, is not
+// met). A runAsUser without runAsGroup gets the user's group in
+// /etc/passwd, else 0, and HOME its home, else /, as containerd has them.
+// runAsNonRoot is checked with the kubelet's messages
+// (CreateContainerConfigError): as root, a container without runAsUser
+// would run as root and is refused. A user other than knit dev's needs
+// root: knit dev not root fails such a container
+// (SecurityContextUnsupported) rather than run it as the wrong user. A
+// binary knit dev built (ko://, knit://) that the user cannot reach where
+// it lies (a state dir under /root) is bound where ko puts it,
+// /ko-app/<name>, and run there; a command of the container's own or a
+// workingDir out of the user's reach fails naming the directory that
+// stops it, and the default working directory (the module dir) becomes /.
+// Capabilities, allowPrivilegeEscalation, readOnlyRootFilesystem,
+// seccomp and the like are not applied: knit dev's processes keep
+// whatever the user they run as holds.
 //
 // # Resources
 //

@@ -108,7 +108,7 @@ func processEnv(host []string, pod podIdentity, net *podNetwork, container *envL
 			env.set(name, v)
 		}
 	}
-	env.set("HOSTNAME", pod.Name)
+	env.set("HOSTNAME", podHostname(pod.Name))
 	if net == nil || net.ns == nil {
 		env.set("HOST", loopback)
 	}

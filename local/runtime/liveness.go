@@ -65,7 +65,7 @@ func (r *replica) watchLiveness(ctx context.Context, c *corev1.Container, p *pro
 		cancel()
 	}()
 	pr := newProber(c.LivenessProbe, c, r.net, r.ports, l.env, l.dir)
-	pr.argv0 = r.koAppArgv0For(c)
+	r.forExec(pr, c, p.pid(), l)
 	go pr.runLiveness(ctx, func(msg string) { failed <- msg })
 	return failed
 }

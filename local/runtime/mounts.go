@@ -20,15 +20,40 @@ type bindMount struct {
 }
 
 // mountPlan is what one container's processes see beyond this machine's
-// own filesystem: its volumes at their mount paths. Each start of the
-// container makes the view afresh (enter, per platform), in a mount
-// namespace of the process's own: the kubelet's containers of one pod do
-// not see each other's mounts either, and knit dev's own view never
-// changes. A nil plan is nothing to mount: the process shares knit dev's
-// mounts, as the queue-proxy does.
+// own filesystem: its volumes at their mount paths, and as root its
+// cgroup, /dev, read-only /proc settings and hostname (containerView).
+// Each start of the container makes the view afresh (enter, per
+// platform), in a mount namespace of the process's own: the kubelet's
+// containers of one pod do not see each other's mounts either, and knit
+// dev's own view never changes. An empty plan (not root, outside Linux)
+// is nothing to mount: the process shares knit dev's mounts.
 type mountPlan struct {
 	mounts  []bindMount // parents before children (sortMounts)
 	scratch string      // a directory of the replica's own, under knit dev's state dir, where mount points are made
+	// system, when set, gives the container the rest of a container's
+	// view, before its volumes (so that one may mount at /dev/shm):
+	// a /dev of its own and /proc's kernel settings read-only, as a
+	// container runtime makes them (see enter).
+	system bool
+	// hostname, when set, is the container's hostname, in a UTS
+	// namespace of its own: the pod's, as the kubelet sets it.
+	hostname string
+}
+
+// empty reports a plan that changes nothing: the process shares knit
+// dev's mounts and hostname.
+func (p *mountPlan) empty() bool {
+	return p == nil || len(p.mounts) == 0 && !p.system && p.hostname == ""
+}
+
+// podHostname is the hostname of a pod named name, as the kubelet makes
+// it: at most 63 characters, a trailing '-' or '.' of the cut trimmed.
+func podHostname(name string) string {
+	const maxLen = 63
+	if len(name) <= maxLen {
+		return name
+	}
+	return strings.TrimRight(name[:maxLen], "-.")
 }
 
 // sortMounts orders mounts by the depth of their paths, as containerd

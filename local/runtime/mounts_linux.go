@@ -64,7 +64,7 @@ func checkMounts() error {
 // every cold start and need knit's binary in every replica, where
 // Options.Executable is not always knit.
 func (p *mountPlan) enter() (stuck bool, err error) {
-	if p == nil || len(p.mounts) == 0 {
+	if p.empty() {
 		return false, nil
 	}
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
@@ -72,6 +72,22 @@ func (p *mountPlan) enter() (stuck bool, err error) {
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return true, fmt.Errorf("mount namespace: make mounts private: %w", err)
+	}
+	if p.hostname != "" {
+		if err := unix.Unshare(unix.CLONE_NEWUTS); err != nil {
+			return true, fmt.Errorf("UTS namespace: %w", err)
+		}
+		if err := unix.Sethostname([]byte(p.hostname)); err != nil {
+			return true, fmt.Errorf("hostname %s: %w", p.hostname, err)
+		}
+	}
+	if p.system {
+		if err := makeDev("/dev"); err != nil {
+			return true, fmt.Errorf("/dev: %w", err)
+		}
+		if err := protectProc("/proc"); err != nil {
+			return true, err
+		}
 	}
 	ours := map[string]bool{} // directories on this namespace's own tmpfs mirrors
 	for i, m := range p.mounts {

@@ -12,7 +12,7 @@ func checkMounts() error {
 // enter has nothing to enter outside Linux; replicas that mount volumes
 // were refused before they got here (mountSupport).
 func (p *mountPlan) enter() (stuck bool, err error) {
-	if p == nil || len(p.mounts) == 0 {
+	if p.empty() {
 		return false, nil
 	}
 	return false, checkMounts()

@@ -88,8 +88,12 @@ func CheckIsolation() error {
 }
 
 // run runs cmd in the network and waits for it.
-func (n *podNetwork) run(cmd *exec.Cmd) error {
-	if err := n.startCmd(cmd); err != nil {
+func (n *podNetwork) run(cmd *exec.Cmd) error { return n.runAfter(cmd, nil) }
+
+// runAfter runs cmd in the network, forked from a thread that first ran
+// enter (nil: nothing), and waits for it.
+func (n *podNetwork) runAfter(cmd *exec.Cmd, enter func() (stuck bool, err error)) error {
+	if err := n.startCmdAfter(cmd, enter); err != nil {
 		return err
 	}
 	return cmd.Wait()
@@ -98,11 +102,24 @@ func (n *podNetwork) run(cmd *exec.Cmd) error {
 // startCmd starts cmd in the network from a thread of its own, which
 // start may leave stuck in the namespace (then the thread dies with its
 // goroutine rather than serve another).
-func (n *podNetwork) startCmd(cmd *exec.Cmd) error {
+func (n *podNetwork) startCmd(cmd *exec.Cmd) error { return n.startCmdAfter(cmd, nil) }
+
+// startCmdAfter is startCmd from a thread that first ran enter (a
+// container's other namespaces), which may leave it stuck too.
+func (n *podNetwork) startCmdAfter(cmd *exec.Cmd, enter func() (stuck bool, err error)) error {
 	started := make(chan error, 1)
 	go func() {
 		goruntime.LockOSThread()
-		stuck, err := n.start(cmd)
+		var stuck bool
+		var err error
+		if enter != nil {
+			stuck, err = enter()
+		}
+		if err == nil {
+			var inStuck bool
+			inStuck, err = n.start(cmd)
+			stuck = stuck || inStuck
+		}
 		if !stuck {
 			goruntime.UnlockOSThread()
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -167,7 +168,46 @@ func writeVolume(ctx context.Context, src volumeSources, pod podIdentity, spec *
 	if err := os.Chmod(dir, mode); err != nil {
 		return err
 	}
-	return files.write(dir)
+	if err := files.write(dir); err != nil {
+		return err
+	}
+	if sc := spec.SecurityContext; sc != nil && sc.FSGroup != nil && os.Geteuid() == 0 {
+		return setVolumeOwnership(dir, uint32(*sc.FSGroup), apiData(v))
+	}
+	return nil
+}
+
+// setVolumeOwnership gives a volume to the pod's fsGroup as the kubelet's
+// SetVolumeOwnership does, so a container running as another user reads
+// (and, in an emptyDir, writes) it through the group: every file and
+// directory group-owned by fsGroup, with group read (and write unless
+// readOnly) added to its mode, directories also group search and setgid
+// so that what the app makes there stays the group's.
+func setVolumeOwnership(dir string, fsGroup uint32, readOnly bool) error {
+	mask := fs.FileMode(0o660)
+	if readOnly {
+		mask = 0o440
+	}
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := os.Lchown(path, -1, int(fsGroup)); err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		m := fi.Mode()&(fs.ModePerm|fs.ModeSetgid|fs.ModeSetuid|fs.ModeSticky) | mask
+		if d.IsDir() {
+			m |= fs.ModeSetgid | 0o110
+		}
+		return os.Chmod(path, m)
+	})
 }
 
 // removeVolumes removes the replica's volumes and mount points once its

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,6 +52,12 @@ type prober struct {
 	// argv0 resolves an exec command's first word (koAppArgv0); nil
 	// leaves it as written.
 	argv0 func(ctx context.Context, name string) (string, error)
+	// cred is the user exec commands run as (the container's); nil:
+	// knit dev's.
+	cred *syscall.Credential
+	// inside is the container process whose mount and UTS namespaces and
+	// root exec commands run in (enterView); 0: knit dev's.
+	inside int
 }
 
 func newProber(probe *corev1.Probe, c *corev1.Container, net *podNetwork, ports portMap, env []string, dir string) *prober {
@@ -243,10 +250,14 @@ func (p *prober) checkExec(ctx context.Context, argv []string) error {
 	}
 	cmd := exec.CommandContext(ctx, path, argv[1:]...)
 	cmd.Args[0] = argv[0]
-	cmd.Env, cmd.Dir = p.env, p.dir
+	cmd.Env, cmd.Dir, cmd.SysProcAttr = p.env, p.dir, execAttr(p.cred)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := p.net.run(cmd); err != nil {
+	var enter func() (bool, error)
+	if pid := p.inside; pid != 0 {
+		enter = func() (bool, error) { return enterView(pid) }
+	}
+	if err := p.net.runAfter(cmd, enter); err != nil {
 		if msg := strings.TrimSpace(out.String()); msg != "" {
 			return fmt.Errorf("%w: %s", err, firstLine(msg))
 		}

@@ -45,8 +45,10 @@ type output struct {
 // the child is born in the container's cgroup (cg; nil: none). A
 // container that mounts volumes is forked from a thread that first made
 // the container's own mount namespace (mountPlan.enter); that thread never
-// serves another goroutine.
-func startProcess(argv, env []string, dir string, out output, net *podNetwork, cg *containerCgroup, mounts *mountPlan) (*process, error) {
+// serves another goroutine. cred, when set, is the user the process runs
+// as (the kernel checks its exec of path and its chdir into dir as that
+// user).
+func startProcess(argv, env []string, dir string, out output, net *podNetwork, cg *containerCgroup, mounts *mountPlan, cred *syscall.Credential) (*process, error) {
 	path, err := lookPath(argv[0], env, dir)
 	if err != nil {
 		return nil, err
@@ -62,6 +64,7 @@ func startProcess(argv, env []string, dir string, out output, net *podNetwork, c
 		return nil, err
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Env: env, Dir: dir, Stdout: outW, Stderr: errW, SysProcAttr: childSysProcAttr()}
+	cmd.SysProcAttr.Credential = cred
 	p := &process{cmd: cmd, done: make(chan struct{})}
 
 	started := make(chan error, 1)

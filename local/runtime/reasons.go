@@ -19,6 +19,10 @@ const (
 	// names the container, the volume, its mount path and what it takes.
 	// Final for the pod template: nothing changes while knit dev runs.
 	ReasonVolumesUnsupported = "VolumesUnsupported"
+	// ReasonSecurityContextUnsupported: a container's securityContext asks
+	// to run as a user or group other than knit dev's, which only knit
+	// dev running as root can give. Final for the pod template.
+	ReasonSecurityContextUnsupported = "SecurityContextUnsupported"
 	// ReasonFailedMount: a volume could not be set up or mounted, e.g. the
 	// ConfigMap it projects is missing (the kubelet's event reason); retried
 	// with backoff.
@@ -51,6 +55,7 @@ var failurePriority = []string{
 	ReasonBuildFailed,
 	ReasonImageNotRunnable,
 	ReasonVolumesUnsupported,
+	ReasonSecurityContextUnsupported,
 	ReasonCreateContainerConfigError,
 	ReasonFailedMount,
 	ReasonRunContainerError,
@@ -84,5 +89,5 @@ func (f *failure) worse(g *failure) bool {
 // final reports a failure that retrying cannot mend while knit dev runs:
 // the container waits for its pod template to change instead.
 func (f *failure) final() bool {
-	return f.Reason == ReasonImageNotRunnable || f.Reason == ReasonVolumesUnsupported
+	return f.Reason == ReasonImageNotRunnable || f.Reason == ReasonVolumesUnsupported || f.Reason == ReasonSecurityContextUnsupported
 }

@@ -1,6 +1,7 @@
 // Command httpserver is the app of the runtime's tests: it serves on $PORT
 // of $LISTEN_HOST (default 127.0.0.1), answers / with its HOSTNAME and
-// GREETING, /healthz with 200, /files/<path> with a file (see below), and
+// GREETING, /healthz with 200, /files/<path> with a file (see below),
+// /whoami with who and where it runs (see below), and
 // exits cleanly on SIGTERM. With ALLOCATE_MIB it first allocates and
 // touches that much memory, and keeps it, as an app over its memory limit
 // does.
@@ -61,6 +62,16 @@ func main() {
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
+	})
+	// /whoami: the process's user, groups, hostname, working directory,
+	// argv[0] and HOME, one key=value a line, as Knative's runtime
+	// conformance image reports them.
+	mux.HandleFunc("/whoami", func(w http.ResponseWriter, r *http.Request) {
+		groups, _ := os.Getgroups()
+		host, _ := os.Hostname()
+		cwd, _ := os.Getwd()
+		fmt.Fprintf(w, "uid=%d\neuid=%d\ngid=%d\negid=%d\ngroups=%v\nhostname=%s\ncwd=%s\nargv0=%s\nhome=%s\n",
+			os.Getuid(), os.Geteuid(), os.Getgid(), os.Getegid(), groups, host, cwd, os.Args[0], os.Getenv("HOME"))
 	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("K-Probe") != "yes" {
