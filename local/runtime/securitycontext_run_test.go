@@ -39,11 +39,13 @@ func whoami(t *testing.T, port int32) map[string]string {
 	return out
 }
 
-// TestRunAsUser: a ko:// app with runAsUser 2020 runs as uid 2020 (gid 0:
+// TestRunAsUser: an app with runAsUser 2020 runs as uid 2020 (gid 0:
 // no passwd entry names it, as containerd has it) with the pod's
 // supplementalGroups and fsGroup, as Knative's TestMustRunAsUser asks;
-// its binary, built under a state dir only root may enter, is at
-// /ko-app/httpserver, where ko puts it; it reads a ConfigMap of mode 0400
+// its binary, knit dev's own (knit://, the suite's Executable: a ko://
+// build under a state dir in /root is the same case, without a build that
+// TestKoImageBuildsOnce would count) in a directory only root may enter,
+// is at /ko-app/httpserver, where ko would put it; it reads a ConfigMap of mode 0400
 // through the fsGroup, writes its emptyDir; its exec readiness probe runs
 // as the same user; its hostname is its pod's; it sees a /dev of its own,
 // without /dev/console (TestShouldHaveFiles).
@@ -53,7 +55,7 @@ func TestRunAsUser(t *testing.T) {
 	ns := newNamespace(t)
 	base := "/knit-user-test-" + ns
 	create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"}, Data: map[string]string{"key": "for the group"}})
-	app := appContainer("ko://./testdata/httpserver")
+	app := appContainer("knit://serve")
 	app.SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To[int64](2020)}
 	app.ReadinessProbe = &corev1.Probe{
 		ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", `test "$(id -u)" = 2020 && test -x /ko-app/httpserver`}}},
@@ -72,14 +74,13 @@ func TestRunAsUser(t *testing.T) {
 	key := client.ObjectKeyFromObject(d)
 	if mountSupport() != nil {
 		// Not root: the volumes are refused first; either way it does not run as the wrong user.
-		waitForDeployment(t, key, 5*time.Minute, "refused", func(d *appsv1.Deployment) bool {
+		waitForDeployment(t, key, time.Minute, "refused", func(d *appsv1.Deployment) bool {
 			return failingWith(ReasonVolumesUnsupported)(d) || failingWith(ReasonSecurityContextUnsupported)(d)
 		})
 		return
 	}
 	create(t, service(ns, "user", map[string]string{"app": "user"}, intstr.FromString("http")))
-	// A cold build compiles the standard library with -trimpath: minutes on a small machine.
-	waitForDeployment(t, key, 5*time.Minute, "available", available)
+	waitForDeployment(t, key, time.Minute, "available", available)
 	port := *readySlices(t, ns, "user", 1)[0].Ports[0].Port
 
 	who := whoami(t, port)
