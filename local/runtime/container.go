@@ -192,6 +192,7 @@ func (r *replica) resolve(ctx context.Context, c *corev1.Container, l *launch) *
 		return f
 	}
 	l.argv, l.env, l.dir, l.mounts = argv, append(processEnv(r.rt.opts.HostEnv, r.pod, r.net, env), ReplicaMarker+"="+r.rt.instance), dir, mounts
+	bindKoApp(c, l)
 	return r.runAs(c, env, l)
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -111,6 +112,29 @@ func TestRunAsUser(t *testing.T) {
 	}
 	if status, body, _ := fileAt(t, http.MethodPut, port, "/dev/null", "discarded"); status != http.StatusOK {
 		t.Errorf("write /dev/null: %d %s", status, body)
+	}
+}
+
+// TestCommandKeepsKoAppArgv0: a command naming /ko-app/<name> of a ko://
+// image runs knit dev's build with that argv[0], where the container has
+// a view of its own (Knative's TestCmdArgs reads os.Args).
+func TestCommandKeepsKoAppArgv0(t *testing.T) {
+	startSuite(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	app := appContainer("ko://github.com/knitops/knit/local/runtime/testdata/httpserver")
+	app.Command = []string{"/ko-app/httpserver"}
+	d := revisionDeployment(ns, "argv", 1, app)
+	create(t, d)
+	create(t, service(ns, "argv", map[string]string{"app": "argv"}, intstr.FromString("http")))
+	waitForDeployment(t, client.ObjectKeyFromObject(d), 5*time.Minute, "available", available)
+	who := whoami(t, *readySlices(t, ns, "argv", 1)[0].Ports[0].Port)
+	want := "/ko-app/httpserver"
+	if mountSupport() != nil {
+		want = filepath.Join(suite.state, "builds") // no view of its own: the build's own path
+	}
+	if !strings.HasPrefix(who["argv0"], want) {
+		t.Errorf("argv0 = %q, want %s", who["argv0"], want)
 	}
 }
 

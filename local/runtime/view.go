@@ -62,7 +62,7 @@ func (r *replica) runAs(c *corev1.Container, env *envList, l *launch) *failure {
 	if cred.Uid == 0 {
 		return nil
 	}
-	if path, err := lookPath(l.argv[0], l.env, l.dir); err == nil {
+	if path, err := lookPath(l.argv[0], l.env, l.dir); err == nil && l.image == nil {
 		if why := unreachable(path, cred, 0o1, statOwner); why != "" {
 			target := imagePath(c, l.argv[0])
 			fo, statErr := statOwner(path)
@@ -82,6 +82,23 @@ func (r *replica) runAs(c *corev1.Container, env *envList, l *launch) *failure {
 		l.dir = "/"
 	}
 	return nil
+}
+
+// bindKoApp keeps a command's /ko-app/<name>, where ko puts a ko://
+// image's binary, as the process's argv[0] (an app may read os.Args[0]:
+// Knative's TestCmdArgs does) by binding knit dev's build there, where
+// the container has a view of its own; elsewhere argv[0] stays the
+// build's path, which command resolved it to.
+func bindKoApp(c *corev1.Container, l *launch) {
+	if len(c.Command) == 0 || mountSupport() != nil {
+		return
+	}
+	target := koAppPath(c.Image)
+	if target == "" || c.Command[0] != target || l.argv[0] == target {
+		return
+	}
+	l.image = &bindMount{volume: "image binary", source: l.argv[0], target: target, readOnly: true}
+	l.argv[0] = target
 }
 
 // imagePath is where container c's image holds the binary argv0, when
