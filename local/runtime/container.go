@@ -206,11 +206,15 @@ func (r *replica) probe(ctx context.Context, i int, c *corev1.Container, p *proc
 	pr := newProber(c.ReadinessProbe, c, r.net, r.ports, l.env, l.dir)
 	r.forExec(pr, c, p.pid(), l)
 	go pr.run(ctx, p.started, func(ready bool, failing string) {
+		msg := r.explainProbeFailure(failing) // a container on the wrong port, if one is (misbound.go)
 		r.update(i, func(s *containerState) {
 			if s.pid == p.pid() {
-				s.ready, s.probe = ready, failing
+				s.ready, s.probe = ready, msg
 			}
 		})
+		if msg != "" && msg == failing {
+			go r.explainLater(ctx, i, p.pid(), failing)
+		}
 	})
 }
 

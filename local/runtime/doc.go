@@ -73,7 +73,14 @@
 // 127.0.0.1). Environment values that are exactly a declared port number
 // (PORT=8080, USER_PORT, QUEUE_SERVING_PORT=8012) become the mapped port,
 // and readiness probe and Service targetPorts (number or name) resolve the
-// same way. The environment is what the kubelet gives: envFrom ConfigMaps
+// same way. An app that ignores PORT and listens on a port of its own
+// (:8080 hard-coded) is not reached in the shared network; when its
+// replica's readiness failure is reported (usually the queue-proxy's, which
+// probes the app), the runtime reads the TCP ports the container's process
+// group listens on (Linux: /proc/<pid>/fd and /proc/<pid>/net/tcp, tcp6)
+// and the failure names them, its PORT and the fix (misbound.go); in an
+// isolated network the declared ports are the real ones. The
+// environment is what the kubelet gives: envFrom ConfigMaps
 // and Secrets, then env with $(VAR) expansion and valueFrom (ConfigMap and
 // Secret keys, the downward API with the replica's address as its IP),
 // plus HOSTNAME (the replica's pod name) and a few of knit dev's own

@@ -34,7 +34,10 @@ const (
 	// backoff; the message has its exit code, restart count and last output.
 	ReasonCrashLoopBackOff = "CrashLoopBackOff"
 	// ReasonReadinessProbeFailed: a container runs but its readiness probe
-	// keeps failing.
+	// keeps failing. In the shared network, when a container listens on
+	// none of its replica's ports, the message says where it listens
+	// instead ("container user-container listens on :8080, not on its PORT
+	// 41234: …").
 	ReasonReadinessProbeFailed = "ReadinessProbeFailed"
 )
 

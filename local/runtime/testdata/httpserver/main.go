@@ -1,5 +1,6 @@
 // Command httpserver is the app of the runtime's tests: it serves on $PORT
-// of $LISTEN_HOST (default 127.0.0.1), answers / with its HOSTNAME and
+// (or $LISTEN_PORT, as an app that ignores PORT) of $LISTEN_HOST (default
+// 127.0.0.1), answers / with its HOSTNAME and
 // GREETING, /healthz with 200, /files/<path> with a file (see below),
 // /whoami with who and where it runs (see below), and
 // exits cleanly on SIGTERM. With ALLOCATE_MIB it first allocates and
@@ -78,7 +79,7 @@ func main() {
 			http.Error(w, "missing probe header", http.StatusBadRequest)
 		}
 	})
-	srv := &http.Server{Addr: cmp.Or(os.Getenv("LISTEN_HOST"), "127.0.0.1") + ":" + os.Getenv("PORT"), Handler: mux}
+	srv := &http.Server{Addr: cmp.Or(os.Getenv("LISTEN_HOST"), "127.0.0.1") + ":" + cmp.Or(os.Getenv("LISTEN_PORT"), os.Getenv("PORT")), Handler: mux}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	go func() {
