@@ -92,6 +92,19 @@ func TestExecReadinessOfEveryContainer(t *testing.T) {
 	})
 }
 
+// livenessApp is an app whose exec liveness probe (every second, two
+// failures) fails once the file unhealthy exists: a test touches it to
+// make the app unhealthy.
+func livenessApp(t *testing.T) (c corev1.Container, unhealthy string) {
+	unhealthy = filepath.Join(t.TempDir(), "unhealthy")
+	c = appContainer("example.com/hello:latest", httpServer)
+	c.LivenessProbe = &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", `test ! -e "$0" || { echo not healthy; exit 1; }`, unhealthy}}},
+		PeriodSeconds: 1, FailureThreshold: 2,
+	}
+	return c, unhealthy
+}
+
 // TestLivenessProbeRestartsTheContainer: a container whose liveness probe
 // fails failureThreshold times in a row is killed and restarted, its
 // restart counted and the probe's failure reported; once it passes again
@@ -100,12 +113,7 @@ func TestLivenessProbeRestartsTheContainer(t *testing.T) {
 	startSuite(t)
 	t.Parallel()
 	ns := newNamespace(t)
-	unhealthy := filepath.Join(t.TempDir(), "unhealthy")
-	c := appContainer("example.com/hello:latest", httpServer)
-	c.LivenessProbe = &corev1.Probe{
-		ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", `test ! -e "$0" || { echo not healthy; exit 1; }`, unhealthy}}},
-		PeriodSeconds: 1, FailureThreshold: 2,
-	}
+	c, unhealthy := livenessApp(t)
 	d := revisionDeployment(ns, "liveness", 1, c)
 	create(t, d)
 	key := client.ObjectKeyFromObject(d)

@@ -5,7 +5,6 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -140,12 +139,7 @@ func TestLivenessRestartShowsOnThePod(t *testing.T) {
 	startSuite(t)
 	t.Parallel()
 	ns := newNamespace(t)
-	unhealthy := filepath.Join(t.TempDir(), "unhealthy")
-	c := appContainer("example.com/hello:latest", httpServer)
-	c.LivenessProbe = &corev1.Probe{
-		ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", `test ! -e "$0" || { echo not healthy; exit 1; }`, unhealthy}}},
-		PeriodSeconds: 1, FailureThreshold: 2,
-	}
+	c, unhealthy := livenessApp(t)
 	d := revisionDeployment(ns, "liveness", 1, c)
 	create(t, d)
 	waitForPods(t, ns, 30*time.Second, "one ready Pod", func(pods []corev1.Pod) bool { return len(pods) == 1 && podReady(&pods[0]) })
