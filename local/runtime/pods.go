@@ -50,7 +50,7 @@ type podPublisher struct {
 // podRecord is one replica's Pod as the publisher knows it.
 type podRecord struct {
 	replica *replica    // nil once its processes are gone: the Pod goes
-	pod     *corev1.Pod // what to create
+	pod     *corev1.Pod // what to create; nil once created
 	uid     types.UID   // of the Pod created; "" until then
 	status  *corev1.PodStatus
 	// deleted: the Pod was deleted by someone else (kubectl delete pod, the
@@ -126,8 +126,13 @@ func (p *podPublisher) deletedByOthers(key types.NamespacedName, uid types.UID) 
 	rec.deleted, rec.uid, rec.status = true, "", nil
 	r := rec.replica
 	p.mu.Unlock()
-	r.log.Info("Pod deleted; stopping its replica")
-	r.stop()
+	r.mu.Lock()
+	stopping := r.terminating // its Deployment's deletion, say, which the garbage collector follows
+	r.mu.Unlock()
+	if !stopping {
+		r.log.Info("Pod deleted; stopping its replica")
+		r.stop()
+	}
 }
 
 // makePod is the Pod a replica of d stands for, as d's ReplicaSet would
@@ -211,20 +216,22 @@ func (pr *podReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		return ctrl.Result{}, nil
 	}
 	r, uid, deleted, prev, pod := rec.replica, rec.uid, rec.deleted, rec.status, rec.pod
-	if r == nil {
-		delete(p.pods, req.NamespacedName) // before the delete: its event must not look like someone else's
-	}
 	p.mu.Unlock()
 
 	switch {
 	case r == nil:
-		if uid == "" {
-			return ctrl.Result{}, nil
+		// Its delete event changes nothing: deletedByOthers ignores a
+		// record without a replica.
+		if uid != "" {
+			gone := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name}}
+			err := pr.rt.client.Delete(ctx, gone, client.Preconditions{UID: &uid})
+			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				return ctrl.Result{}, fmt.Errorf("delete Pod %s of a stopped replica: %w", req.NamespacedName, err)
+			}
 		}
-		err := pr.rt.client.Delete(ctx, pod.DeepCopy(), client.Preconditions{UID: &uid})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			pr.rt.log.Error(err, "Pod of a stopped replica not deleted", "pod", req.NamespacedName)
-		}
+		p.mu.Lock()
+		delete(p.pods, req.NamespacedName)
+		p.mu.Unlock()
 		return ctrl.Result{}, nil
 	case deleted:
 		return ctrl.Result{}, nil
@@ -277,7 +284,7 @@ func (p *podPublisher) recordCreated(key types.NamespacedName, r *replica, uid t
 	if rec == nil {
 		return false
 	}
-	rec.uid = uid
+	rec.uid, rec.pod = uid, nil
 	return rec.replica == r && !rec.deleted
 }
 
