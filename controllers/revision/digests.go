@@ -32,8 +32,8 @@ func imageDigest(imageID string) string {
 // from any pod that reports one. They are Knative's status.
 // containerStatuses, which Knative resolves from the registry before
 // deploying and knit reads from what the kubelet pulled. Unless every
-// container has one it is nil: knit dev runs no pods, and a ko:// image
-// has no digest; a partial list would pair images with the wrong
+// container has one it is nil: knit dev's pods report no image ID (it
+// pulls no image), and a ko:// image has no digest; a partial list would pair images with the wrong
 // digests in Knative's check, which goes by index.
 func ContainerStatuses(rev *servingv1.Revision, pods []corev1.Pod) []servingv1.ContainerStatus {
 	digests := map[string]string{}

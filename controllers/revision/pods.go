@@ -144,8 +144,9 @@ func imageIDs(p *corev1.Pod) []string {
 }
 
 // listPods reads the Revision's pods from the pod cache; a nil cache
-// reads none. Under knit dev there are none: the local runtime reports
-// on the Deployment instead.
+// reads none. Under knit dev they are the local runtime's mirrors of its
+// replicas, which report failures on the Deployment too (MarkStatus
+// prefers those).
 func (r *Reconciler) listPods(ctx context.Context, rev *servingv1.Revision) ([]corev1.Pod, error) {
 	if r.pods == nil {
 		return nil, nil

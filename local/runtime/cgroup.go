@@ -34,8 +34,8 @@ type limits struct {
 }
 
 // containerLimits maps a container's resources. A request left out
-// defaults to the limit, as the API server defaults a Pod (there is no Pod
-// here to default); a container with no CPU request gets the kubelet's
+// defaults to the limit, as the API server defaults a Pod (the replica
+// runs the template, not its published Pod); a container with no CPU request gets the kubelet's
 // minimum of 2 shares.
 func containerLimits(res corev1.ResourceRequirements) limits {
 	var l limits
