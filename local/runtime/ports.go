@@ -70,8 +70,9 @@ func distinctPort(free func() (int32, error), taken map[int32]bool) (int32, erro
 }
 
 // freeLoopbackPort asks the kernel for a port nobody listens on. It is
-// released at once for the replica to bind; the kernel hands ports out in
-// sequence, so another taker before the replica binds is unlikely.
+// released at once for the replica to bind, so the kernel may hand it out
+// again before then: the runtime skips ports its live replicas were
+// given (unassignedPort), and distinctPort those of the same replica.
 func freeLoopbackPort() (int32, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

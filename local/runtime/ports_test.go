@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -87,6 +88,22 @@ func TestAllocatePortsDistinctWhenFreeRepeats(t *testing.T) {
 	}
 	if _, err := allocatePorts(revisionPod(), repeating(40000)); err == nil || !strings.Contains(err.Error(), "distinct") {
 		t.Errorf("a free that repeats one port: err = %v, want a refusal", err)
+	}
+}
+
+// A port the kernel hands out again while a live replica holds it
+// unbound (it was given, not yet listened on) is skipped: two replicas
+// starting together once shared 36503.
+func TestUnassignedPortSkipsLiveReplicas(t *testing.T) {
+	live, _ := allocatePorts(revisionPod(), sequentialPorts()) // 40000, 40001, 40002
+	deployments := map[types.NamespacedName]*deploymentState{
+		{Namespace: "ns", Name: "a"}: {replicas: []*replica{{ports: live}}},
+	}
+	again := []int32{40001, 40002, 40003}
+	free := func() (int32, error) { p := again[0]; again = again[1:]; return p, nil }
+	got, err := distinctPort(free, assignedPorts(deployments))
+	if err != nil || got != 40003 {
+		t.Errorf("port = %d (%v), want 40003: 40001 and 40002 belong to a live replica", got, err)
 	}
 }
 

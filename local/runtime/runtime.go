@@ -217,7 +217,7 @@ func (rt *Runtime) forget(key types.NamespacedName) []replicaView {
 // with rt.mu held.
 func (rt *Runtime) newReplica(key types.NamespacedName, st *deploymentState, d *appsv1.Deployment) (*replica, error) {
 	tmpl := d.Spec.Template.DeepCopy()
-	free := freeLoopbackPort
+	free := rt.unassignedPort
 	if rt.netPool != nil {
 		free = nil // a network of its own: the declared ports, as in a pod
 	}
@@ -248,6 +248,28 @@ func (rt *Runtime) newReplica(key types.NamespacedName, st *deploymentState, d *
 	}
 	r.log = rt.log.WithValues("deployment", klog.KRef(key.Namespace, key.Name), "replica", id)
 	return r, nil
+}
+
+// unassignedPort is a free loopback port no live replica was given. The
+// kernel may hand out a port again once it was released and not yet
+// bound (Linux picks ephemeral ports at random, not in sequence): two
+// replicas starting together were both given 36503, and one crash-looped
+// on "address already in use". Called with rt.mu held.
+func (rt *Runtime) unassignedPort() (int32, error) {
+	return distinctPort(freeLoopbackPort, assignedPorts(rt.deployments))
+}
+
+// assignedPorts is every port the replicas of deployments were given.
+func assignedPorts(deployments map[types.NamespacedName]*deploymentState) map[int32]bool {
+	assigned := map[int32]bool{}
+	for _, st := range deployments {
+		for _, r := range st.replicas {
+			for _, p := range r.ports.byNumber {
+				assigned[p] = true
+			}
+		}
+	}
+	return assigned
 }
 
 // uniqueID is a pod-name suffix not used by any replica in the namespace,
