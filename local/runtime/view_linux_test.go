@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -137,15 +136,5 @@ func BenchmarkContainerView(b *testing.B) {
 		b.Fatal(err)
 	}
 	plan := &mountPlan{scratch: filepath.Join(b.TempDir(), "..mounts"), system: true, hostname: "bench"}
-	for b.Loop() {
-		done := make(chan error, 1)
-		go func() {
-			goruntime.LockOSThread() // never unlocked: the thread ends with the goroutine
-			_, err := plan.enter()
-			done <- err
-		}()
-		if err := <-done; err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchEnter(b, plan)
 }
