@@ -37,10 +37,18 @@ func forwardedElement(in *http.Request) string {
 	if in.TLS != nil {
 		proto = "https"
 	}
-	return "for=" + node + ";host=" + quote(in.Host) + ";proto=" + proto
+	return "for=" + node + `;host="` + quotedPairs(in.Host) + `";proto=` + proto
 }
 
-// quote is an RFC 7230 quoted-string of s.
-func quote(s string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+// quotePairs escapes what a quoted-string must (RFC 7230 quoted-pair).
+var quotePairs = strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+
+// quotedPairs is s as the inside of a quoted-string: s itself, with no
+// copy, unless it holds a quote or a backslash (a Host header never
+// should). This runs on every request.
+func quotedPairs(s string) string {
+	if !strings.ContainsAny(s, `"\`) {
+		return s
+	}
+	return quotePairs.Replace(s)
 }

@@ -39,3 +39,16 @@ func TestAppendForwarded(t *testing.T) {
 		})
 	}
 }
+
+// The element is built on every request: one string, no other allocation.
+func TestAppendForwardedAllocations(t *testing.T) {
+	in := &http.Request{RemoteAddr: "127.0.0.1:5555", Host: "hello.default.example.com", Header: http.Header{}}
+	out := http.Header{}
+	allocs := testing.AllocsPerRun(100, func() {
+		delete(out, "Forwarded") // a client that sent none
+		appendForwarded(out, in)
+	})
+	if allocs > 2 { // the element, and the header's one-value slice
+		t.Errorf("appendForwarded allocates %v times a request, want at most 2", allocs)
+	}
+}
