@@ -62,24 +62,27 @@ func volumePayload(ctx context.Context, src volumeSources, pod podIdentity, spec
 	switch {
 	case v.ConfigMap != nil:
 		s := v.ConfigMap
-		data, err := src.configMap(ctx, s.Name)
-		if data, err = skipMissing(data, err, ptrTrue(s.Optional)); err != nil {
-			return nil, fmt.Errorf("configmap %q: %w", s.Name, err)
-		}
-		return keyedPayload("configmap", data, s.Items, ptr.Deref(s.DefaultMode, defaultVolumeMode), ptrTrue(s.Optional))
+		return keyedSource(ctx, src.configMap, "configmap", s.Name, s.Items, ptr.Deref(s.DefaultMode, defaultVolumeMode), s.Optional)
 	case v.Secret != nil:
 		s := v.Secret
-		data, err := src.secret(ctx, s.SecretName)
-		if data, err = skipMissing(data, err, ptrTrue(s.Optional)); err != nil {
-			return nil, fmt.Errorf("secret %q: %w", s.SecretName, err)
-		}
-		return keyedPayload("secret", data, s.Items, ptr.Deref(s.DefaultMode, defaultVolumeMode), ptrTrue(s.Optional))
+		return keyedSource(ctx, src.secret, "secret", s.SecretName, s.Items, ptr.Deref(s.DefaultMode, defaultVolumeMode), s.Optional)
 	case v.DownwardAPI != nil:
 		return downwardPayload(pod, spec, v.DownwardAPI.Items, ptr.Deref(v.DownwardAPI.DefaultMode, defaultVolumeMode))
 	case v.Projected != nil:
 		return projectedPayload(ctx, src, pod, spec, v.Projected)
 	}
 	return nil, nil
+}
+
+// keyedSource is the payload of a configMap or secret source: the object
+// read with get, a missing optional one as no data.
+func keyedSource(ctx context.Context, get func(context.Context, string) (map[string][]byte, error),
+	kind, name string, items []corev1.KeyToPath, mode int32, optional *bool) (payload, error) {
+	data, err := get(ctx, name)
+	if data, err = skipMissing(data, err, ptrTrue(optional)); err != nil {
+		return nil, fmt.Errorf("%s %q: %w", kind, name, err)
+	}
+	return keyedPayload(kind, data, items, mode, ptrTrue(optional))
 }
 
 // skipMissing turns a missing optional object into no data, as the
@@ -99,19 +102,9 @@ func projectedPayload(ctx context.Context, src volumeSources, pod podIdentity, s
 		var err error
 		switch {
 		case s.ConfigMap != nil:
-			c := s.ConfigMap
-			data, getErr := src.configMap(ctx, c.Name)
-			if data, getErr = skipMissing(data, getErr, ptrTrue(c.Optional)); getErr != nil {
-				return nil, fmt.Errorf("sources[%d]: configmap %q: %w", i, c.Name, getErr)
-			}
-			part, err = keyedPayload("configmap", data, c.Items, mode, ptrTrue(c.Optional))
+			part, err = keyedSource(ctx, src.configMap, "configmap", s.ConfigMap.Name, s.ConfigMap.Items, mode, s.ConfigMap.Optional)
 		case s.Secret != nil:
-			c := s.Secret
-			data, getErr := src.secret(ctx, c.Name)
-			if data, getErr = skipMissing(data, getErr, ptrTrue(c.Optional)); getErr != nil {
-				return nil, fmt.Errorf("sources[%d]: secret %q: %w", i, c.Name, getErr)
-			}
-			part, err = keyedPayload("secret", data, c.Items, mode, ptrTrue(c.Optional))
+			part, err = keyedSource(ctx, src.secret, "secret", s.Secret.Name, s.Secret.Items, mode, s.Secret.Optional)
 		case s.DownwardAPI != nil:
 			part, err = downwardPayload(pod, spec, s.DownwardAPI.Items, mode)
 		case s.ServiceAccountToken != nil:
