@@ -148,10 +148,6 @@ func TestPodsFailure(t *testing.T) {
 // How the pods' failure shows on the Revision's conditions, after the
 // Deployment's and the PodAutoscaler's.
 func TestMarkStatusPods(t *testing.T) {
-	type cond struct {
-		Status          corev1.ConditionStatus
-		Reason, Message string
-	}
 	const (
 		pullErr   = `failed to pull image "example.com/hello": not found`
 		deploying = "waiting for 1 replica(s) of hello-00001-deployment to become ready"
@@ -251,17 +247,8 @@ func TestMarkStatusPods(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var s servingv1.RevisionStatus
-			s.InitializeConditions()
-			if tc.before != nil {
-				tc.before(&s)
-			}
-			MarkStatus(&s, tc.dep, pa, tc.pods)
-			get := func(ct duckv1.ConditionType) cond {
-				c := s.GetCondition(ct)
-				return cond{c.Status, c.Reason, c.Message}
-			}
-			got := []cond{get(servingv1.RevisionConditionResourcesAvailable), get(servingv1.RevisionConditionContainerHealthy), get(duckv1.ConditionReady)}
+			_, got := marked(tc.before, tc.dep, pa, tc.pods,
+				servingv1.RevisionConditionResourcesAvailable, servingv1.RevisionConditionContainerHealthy, duckv1.ConditionReady)
 			if diff := cmp.Diff([]cond{tc.resources, tc.container, tc.ready}, got); diff != "" {
 				t.Errorf("ResourcesAvailable, ContainerHealthy, Ready (-want +got):\n%s", diff)
 			}

@@ -59,10 +59,6 @@ func TestMarkStatusSKSFailure(t *testing.T) {
 // Every mapping of a Deployment and a PodAutoscaler to the Revision's
 // conditions.
 func TestMarkStatus(t *testing.T) {
-	type cond struct {
-		Status          corev1.ConditionStatus
-		Reason, Message string
-	}
 	dep := func(ready int32, conds ...appsv1.DeploymentCondition) *appsv1.Deployment {
 		d := &appsv1.Deployment{}
 		d.Name, d.Status.ReadyReplicas, d.Status.Conditions = "hello-00001-deployment", ready, conds
@@ -127,17 +123,8 @@ func TestMarkStatus(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var s servingv1.RevisionStatus
-			s.InitializeConditions()
-			if tc.before != nil {
-				tc.before(&s)
-			}
-			MarkStatus(&s, tc.dep, tc.pa, nil)
-			get := func(ct duckv1.ConditionType) cond {
-				c := s.GetCondition(ct)
-				return cond{c.Status, c.Reason, c.Message}
-			}
-			got := []cond{get(servingv1.RevisionConditionResourcesAvailable), get(servingv1.RevisionConditionContainerHealthy), get(servingv1.RevisionConditionActive), get(duckv1.ConditionReady)}
+			s, got := marked(tc.before, tc.dep, tc.pa, nil, servingv1.RevisionConditionResourcesAvailable,
+				servingv1.RevisionConditionContainerHealthy, servingv1.RevisionConditionActive, duckv1.ConditionReady)
 			if diff := cmp.Diff([]cond{tc.resources, tc.container, tc.active, tc.ready}, got); diff != "" {
 				t.Errorf("ResourcesAvailable, ContainerHealthy, Active, Ready (-want +got):\n%s", diff)
 			}
@@ -146,4 +133,28 @@ func TestMarkStatus(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cond is a condition as the status tables compare it.
+type cond struct {
+	Status          corev1.ConditionStatus
+	Reason, Message string
+}
+
+// marked is MarkStatus on a fresh status that before (when set) prepared,
+// and the conditions of types on it, in order.
+func marked(before func(*servingv1.RevisionStatus), dep *appsv1.Deployment, pa *autoscalingv1alpha1.PodAutoscaler, pods []corev1.Pod,
+	types ...duckv1.ConditionType) (servingv1.RevisionStatus, []cond) {
+	var s servingv1.RevisionStatus
+	s.InitializeConditions()
+	if before != nil {
+		before(&s)
+	}
+	MarkStatus(&s, dep, pa, pods)
+	got := make([]cond, len(types))
+	for i, ct := range types {
+		c := s.GetCondition(ct)
+		got[i] = cond{c.Status, c.Reason, c.Message}
+	}
+	return s, got
 }
