@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knitops/knit/api"
+	"github.com/knitops/knit/internal/knitbuild"
 	"github.com/knitops/knit/local/dev"
 )
 
@@ -59,13 +60,8 @@ func buildKnit(t *testing.T) string {
 			buildErr = err
 			return
 		}
-		knitBin = filepath.Join(dir, "knit")
 		// knit-queue beside knit, as make build leaves them.
-		cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/knit", "./cmd/knit-queue")
-		cmd.Dir = repoRoot
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/knit ./cmd/knit-queue: %v\n%s", err, out)
-		}
+		knitBin, buildErr = knitbuild.Build(context.Background(), repoRoot, dir)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)

@@ -64,6 +64,7 @@ type clusterResult struct {
 	install time.Duration
 	runs    []clusterRun
 	idle    []podUsage
+	replica []containerUsage
 	builds  []buildRun
 }
 
@@ -99,7 +100,7 @@ func measureCluster(ctx context.Context, root, binDir, kubeconfig string, runs i
 	if err != nil {
 		return nil, err
 	}
-	if err := b.deploy(ctx, ingress); err != nil {
+	if err := b.deploy(ctx, ingress, "hello", nil); err != nil {
 		return nil, err
 	}
 	for i := range runs {
@@ -128,6 +129,9 @@ func measureCluster(ctx context.Context, root, binDir, kubeconfig string, runs i
 	}
 	if res.idle, err = b.idleUsage(ctx); err != nil {
 		return nil, fmt.Errorf("idle footprint: %w", err)
+	}
+	if res.replica, err = b.replicaUsage(ctx, ingress); err != nil {
+		return nil, fmt.Errorf("a warm replica: %w", err)
 	}
 	if res.builds, err = b.measureBuilds(ctx, ingress, buildRuns); err != nil {
 		return nil, fmt.Errorf("builds: %w", err)
@@ -172,22 +176,31 @@ func (b *benchCluster) ingressAddr(ctx context.Context) (string, error) {
 	return "", fmt.Errorf("node %s has no InternalIP", nodes.Items[0].Name)
 }
 
-// deploy applies helloworld as a Knative Service and waits until the
-// ingress answers for it (kubectl apply retried while the webhooks' first
-// certificate is being trusted).
-func (b *benchCluster) deploy(ctx context.Context, ingress string) error {
+// deploy applies helloworld as the Knative Service name, its revision
+// template annotated with annotations, and waits until the ingress answers
+// for it (kubectl apply retried while the webhooks' first certificate is
+// being trusted).
+func (b *benchCluster) deploy(ctx context.Context, ingress, name string, annotations map[string]string) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: clusterNamespace}}
 	if _, err := b.k.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	f := filepath.Join(os.TempDir(), "knit-bench-ksvc.yaml")
-	manifest := fmt.Sprintf("apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata: {name: hello, namespace: %s}\n"+
-		"spec: {template: {spec: {containers: [{image: %q}]}}}\n", clusterNamespace, clusterImage)
-	if err := os.WriteFile(f, []byte(manifest), 0o600); err != nil {
+	f := filepath.Join(os.TempDir(), "knit-bench-"+name+".json")
+	manifest, err := json.Marshal(map[string]any{
+		"apiVersion": "serving.knative.dev/v1", "kind": "Service",
+		"metadata": map[string]any{"name": name, "namespace": clusterNamespace},
+		"spec": map[string]any{"template": map[string]any{
+			"metadata": map[string]any{"annotations": annotations},
+			"spec":     map[string]any{"containers": []any{map[string]any{"image": clusterImage}}},
+		}},
+	})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(f, manifest, 0o600); err != nil {
 		return err
 	}
 	defer os.Remove(f)
-	var err error
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
 		if err = b.run(ctx, "kubectl", "apply", "-f", f); err == nil {
 			break
@@ -199,7 +212,7 @@ func (b *benchCluster) deploy(ctx context.Context, ingress string) error {
 	if err != nil {
 		return err
 	}
-	return waitAnswerFrom(ctx, ingress, clusterHost, firstServeTimeout)
+	return waitAnswerFrom(ctx, ingress, name+"."+clusterNamespace+".example.com", firstServeTimeout)
 }
 
 // waitZero waits until no pod of the bench's Service is left.
@@ -268,27 +281,30 @@ type kubeletSummary struct {
 		CPU    *struct {
 			UsageCoreNanoSeconds *uint64 `json:"usageCoreNanoSeconds"`
 		} `json:"cpu"`
-		Memory *struct {
-			WorkingSetBytes *uint64 `json:"workingSetBytes"`
-		} `json:"memory"`
+		Memory     *summaryMemory `json:"memory"`
+		Containers []struct {
+			Name   string         `json:"name"`
+			Memory *summaryMemory `json:"memory"`
+		} `json:"containers"`
 	} `json:"pods"`
+}
+
+// summaryMemory is a pod's or a container's memory in the summary: its
+// cgroup's usage, the working set (usage less inactive file pages, what
+// kubectl top shows and eviction weighs) and RSS (anonymous memory).
+type summaryMemory struct {
+	UsageBytes      *uint64 `json:"usageBytes"`
+	WorkingSetBytes *uint64 `json:"workingSetBytes"`
+	RSSBytes        *uint64 `json:"rssBytes"`
 }
 
 // idleUsage reads the kubelet's summary of every knit-system pod twice,
 // idleWindow apart, through the API server's node proxy: memory at the
 // end, CPU time in between.
 func (b *benchCluster) idleUsage(ctx context.Context) ([]podUsage, error) {
-	nodes, err := b.k.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil || len(nodes.Items) == 0 {
-		return nil, fmt.Errorf("nodes: %v", err)
-	}
 	read := func() (map[string]podUsage, error) {
-		raw, err := b.k.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", nodes.Items[0].Name, "proxy", "stats", "summary").DoRaw(ctx)
+		s, err := b.summary(ctx)
 		if err != nil {
-			return nil, err
-		}
-		var s kubeletSummary
-		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, err
 		}
 		out := map[string]podUsage{}

@@ -38,6 +38,7 @@ func (c *clusterResult) markdown() string {
 		cpu += p.cpu
 	}
 	fmt.Fprintf(&b, "| **%d pods** | **%.1f MiB** | **%s** |\n", len(c.idle), float64(mem)/(1<<20), fmtCPU(cpu))
+	b.WriteString(c.replicaMarkdown())
 	b.WriteString(buildsMarkdown(c.builds))
 	return b.String()
 }
@@ -45,4 +46,23 @@ func (c *clusterResult) markdown() string {
 // fmtCPU is CPU time over the idle window as millicores.
 func fmtCPU(used time.Duration) string {
 	return fmt.Sprintf("%.1f mCPU", float64(used)/float64(idleWindow)*1000)
+}
+
+// replicaMarkdown is the table of one warm replica's containers.
+func (c *clusterResult) replicaMarkdown() string {
+	if len(c.replica) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nOne replica of helloworld (`%s`, min-scale 1), after %d requests and %s idle, from\n", warmService, warmRequests, warmIdle)
+	fmt.Fprintf(&b, "the same summary: each container's cgroup as the kubelet reads it, what `kubectl top`, a memory\n")
+	fmt.Fprintf(&b, "limit and eviction count. Working set is usage less inactive file pages; RSS is the cgroup's\n")
+	fmt.Fprintf(&b, "anonymous memory. The executable's pages in the page cache are charged once per node, to the\n")
+	fmt.Fprintf(&b, "cgroup that brought them in (containerd, unpacking the image), so a replica is charged for\n")
+	fmt.Fprintf(&b, "what it adds. A process's RSS in the tables above also counts those shared pages.\n\n")
+	fmt.Fprintf(&b, "| container | working set | RSS (anon) | usage |\n|---|---:|---:|---:|\n")
+	for _, u := range c.replica {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", u.name, fmtMiB(u.workingSet), fmtMiB(u.rss), fmtMiB(u.usage))
+	}
+	return b.String()
 }

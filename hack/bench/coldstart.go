@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
+	"github.com/knitops/knit/internal/knitbuild"
 )
 
 // The cold-start subject: examples/helloworld (min-scale 0) with
@@ -85,7 +86,7 @@ func measureColdStart(ctx context.Context, root, binDir string, runs int, progre
 	res := &coldResult{}
 	began := time.Now()
 
-	knit, err := buildKnit(ctx, root, tmp)
+	knit, err := knitbuild.Build(ctx, root, tmp)
 	if err != nil {
 		return nil, err
 	}

@@ -35,15 +35,6 @@ func tail(s string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
-// buildKnit builds knit and knit-queue from the tree at root into dir,
-// as a user's `go build` would, and returns knit's path.
-func buildKnit(ctx context.Context, root, dir string) (string, error) {
-	if out, err := goCmd(ctx, root, "build", "-o", dir+string(filepath.Separator), "./cmd/knit", "./cmd/knit-queue").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/knit ./cmd/knit-queue: %v\n%s", err, out)
-	}
-	return filepath.Join(dir, "knit"), nil
-}
-
 // knitDev is one running `knit dev`.
 type knitDev struct {
 	devSpec

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knitops/knit/api"
+	"github.com/knitops/knit/internal/knitbuild"
 )
 
 // scaleOptions size the scale part (make bench-scale).
@@ -89,7 +90,7 @@ func measureScale(ctx context.Context, root, binDir string, so scaleOptions, out
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	knit, err := buildKnit(ctx, root, tmp)
+	knit, err := knitbuild.Build(ctx, root, tmp)
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ func (r *report) targets() []target {
 			out = append(out, r.ratioTarget(fmt.Sprintf("knit-queue req/s ≥ %.1f × %s at c%d", ref.ratio, ref.what, c), c, ref.name, ref.ratio))
 		}
 	}
-	out = append(out, r.addedTarget(), r.rssTarget(false), r.rssTarget(true), r.activatorTarget(), r.coldTarget())
+	out = append(out, r.addedTarget(), r.rssTarget(false), r.rssTarget(true), r.replicaTarget(), r.activatorTarget(), r.coldTarget())
 	return out
 }
 
@@ -119,6 +119,20 @@ func (r *report) rssTarget(anonOnly bool) target {
 			t.measured = fmtMiB(m.start.anon)
 		}
 		t.verdict = verdict(true, got < targetQueueRSS)
+	}
+	return t
+}
+
+// replicaTarget judges the queue-proxy container of a warm replica on the
+// cluster by its working set: the memory the kubelet charges the replica.
+func (r *report) replicaTarget() target {
+	t := target{what: fmt.Sprintf("the same as the kubelet counts it on the cluster: queue-proxy container's working set < %s", fmtMiB(targetQueueRSS)), verdict: verdict(false, false)}
+	if r.cluster == nil {
+		return t
+	}
+	if u, ok := r.cluster.queueProxyUsage(); ok {
+		t.measured = fmt.Sprintf("%s (RSS %s)", fmtMiB(u.workingSet), fmtMiB(u.rss))
+		t.verdict = verdict(true, u.workingSet < targetQueueRSS)
 	}
 	return t
 }
