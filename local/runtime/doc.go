@@ -196,7 +196,16 @@
 // medium and sizeLimit are not applied. With the pod's fsGroup (as root)
 // every volume is given to that group as the kubelet gives it: group-owned,
 // group read (and write, for an emptyDir) added, directories setgid.
-// Content is not refreshed while the replica runs. A persistentVolumeClaim is refused (VolumesUnsupported).
+// The files are laid out as the kubelet's AtomicWriter lays them out (a
+// timestamped directory, ..data pointing to it, each name a link through
+// ..data) and kept current while the replica runs: every
+// VolumeSyncPeriod (10s) each volume of API data is read again and, when
+// it changed, swapped in with one rename, so an app sees an edited
+// ConfigMap or Secret whole, and a token is requested again at 80% of its
+// lifetime (or after 24 hours), as the kubelet rotates it. A mount by
+// subPath keeps the file it bound, and a source that can no longer be read
+// (a deleted ConfigMap) leaves the last files in place, as on Kubernetes.
+// A persistentVolumeClaim is refused (VolumesUnsupported).
 //
 // Each container sees the volumes it mounts at their absolute mountPath,
 // with subPath and subPathExpr, read-only when asked and always for API

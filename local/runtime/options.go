@@ -49,6 +49,11 @@ type Options struct {
 	// NetworkIsolated, a network namespace per replica (root on Linux;
 	// CheckIsolation says whether this machine can).
 	Network Network
+	// VolumeSyncPeriod is how often a running replica's configMap, secret,
+	// projected and downwardAPI volumes are read again and updated when
+	// they changed (the kubelet's sync, which takes up to a minute or
+	// so). Default 10s.
+	VolumeSyncPeriod time.Duration
 }
 
 // Defaults fills what was left empty.
@@ -72,6 +77,9 @@ func (o *Options) Defaults() error {
 	}
 	if o.MaxGracePeriod <= 0 {
 		o.MaxGracePeriod = 10 * time.Second
+	}
+	if o.VolumeSyncPeriod <= 0 {
+		o.VolumeSyncPeriod = 10 * time.Second
 	}
 	if o.HostEnv == nil {
 		o.HostEnv = DefaultHostEnv

@@ -19,14 +19,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// podVolumes are a replica's volumes on disk: written once, when the
-// first container that mounts one is set up (as the kubelet sets a pod's
-// volumes up before its containers), under
-// <state>/volumes/<namespace>/<pod>/<volume>, and removed with the
-// replica. The zero value is ready to use.
+// podVolumes are a replica's volumes on disk, under
+// <state>/volumes/<namespace>/<pod>/<volume>: written when the first
+// container that mounts one is set up (as the kubelet sets a pod's volumes
+// up before its containers), kept current while the replica runs
+// (syncVolumes), and removed with the replica. The zero value is ready to
+// use.
 type podVolumes struct {
 	mu       sync.Mutex
 	prepared bool
+	// written is each API-data volume's payload as it is on disk.
+	written map[string]payload
+	// failing is each volume's last refresh error, logged once.
+	failing map[string]string
+	tokens  tokenCache
 }
 
 // volumesDir holds every replica's volumes. Only root may look in: it
@@ -136,25 +142,35 @@ func (r *replica) prepareVolumes(ctx context.Context) error {
 	if err := os.MkdirAll(r.rt.opts.volumesDir(), 0o700); err != nil {
 		return fmt.Errorf("volumes: %w", err)
 	}
-	src := apiVolumeSources{rt: r.rt, namespace: r.pod.Namespace, serviceAccount: r.pod.ServiceAccountName}
+	written := map[string]payload{}
 	for i := range r.spec.Volumes {
 		v := &r.spec.Volumes[i]
-		if err := writeVolume(ctx, src, r.pod, r.spec, v, filepath.Join(r.volumesDir(), v.Name)); err != nil {
+		files, err := volumePayload(ctx, r.volumeSources(), r.pod, r.spec, v)
+		if err == nil {
+			err = r.writeVolume(v, files)
+		}
+		if err != nil {
 			return fmt.Errorf("volume %q: %w", v.Name, err)
 		}
+		written[v.Name] = files
 	}
-	r.volumes.prepared = true
+	r.volumes.written, r.volumes.prepared = written, true
 	return nil
 }
 
-// writeVolume writes one volume into dir, afresh: an emptyDir is an empty
-// directory anyone may write (0777, as the kubelet makes it), any other a
-// read-only tree of its payload.
-func writeVolume(ctx context.Context, src volumeSources, pod podIdentity, spec *corev1.PodSpec, v *corev1.Volume, dir string) error {
-	files, err := volumePayload(ctx, src, pod, spec, v)
-	if err != nil {
-		return err
-	}
+// volumeSources reads the replica's volumes from the API server, its
+// tokens through its cache.
+func (r *replica) volumeSources() volumeSources {
+	api := apiVolumeSources{rt: r.rt, namespace: r.pod.Namespace, serviceAccount: r.pod.ServiceAccountName}
+	return r.volumes.tokens.through(api)
+}
+
+// writeVolume writes one volume into its directory, afresh: an emptyDir is
+// an empty directory anyone may write (0777, as the kubelet makes it), any
+// other a read-only tree of its payload files, in the kubelet's layout
+// (writeAtomic).
+func (r *replica) writeVolume(v *corev1.Volume, files payload) error {
+	dir := filepath.Join(r.volumesDir(), v.Name)
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
@@ -168,10 +184,18 @@ func writeVolume(ctx context.Context, src volumeSources, pod podIdentity, spec *
 	if err := os.Chmod(dir, mode); err != nil {
 		return err
 	}
-	if err := files.write(dir); err != nil {
-		return err
+	if apiData(v) {
+		if err := writeAtomic(dir, files); err != nil {
+			return err
+		}
 	}
-	if sc := spec.SecurityContext; sc != nil && sc.FSGroup != nil && os.Geteuid() == 0 {
+	return r.ownVolume(v, dir)
+}
+
+// ownVolume gives the volume in dir to the pod's fsGroup, if it has one
+// and knit dev may (root).
+func (r *replica) ownVolume(v *corev1.Volume, dir string) error {
+	if sc := r.spec.SecurityContext; sc != nil && sc.FSGroup != nil && os.Geteuid() == 0 {
 		return setVolumeOwnership(dir, uint32(*sc.FSGroup), apiData(v))
 	}
 	return nil

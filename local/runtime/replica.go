@@ -167,8 +167,14 @@ func (r *replica) start() {
 		for i := range r.spec.Containers {
 			wg.Go(func() { r.runContainer(ctx, i) })
 		}
+		synced := make(chan struct{})
+		go func() {
+			defer close(synced)
+			r.syncVolumes(ctx)
+		}()
 		wg.Wait()
 		cancel()
+		<-synced // no volume is being written when they are removed
 		if err := r.cgroup.remove(); err != nil {
 			r.log.Error(err, "Replica cgroup not removed")
 		}

@@ -104,7 +104,7 @@ func setUpSuite() error {
 	if err != nil {
 		return err
 	}
-	rt, err := New(Options{StateDir: state, Executable: httpServer, MaxGracePeriod: 5 * time.Second, SourceDir: annotatedSourceDir})
+	rt, err := New(Options{StateDir: state, Executable: httpServer, MaxGracePeriod: 5 * time.Second, SourceDir: annotatedSourceDir, VolumeSyncPeriod: 200 * time.Millisecond})
 	if err != nil {
 		return err
 	}

@@ -205,6 +205,9 @@ func checkVolumePath(p string) error {
 	if slices.Contains(strings.Split(filepath.ToSlash(p), "/"), "..") {
 		return fmt.Errorf("path %q must not contain '..'", p)
 	}
+	if strings.HasPrefix(p, "..") {
+		return fmt.Errorf("path %q must not start with '..': the volume's own entries do", p)
+	}
 	return nil
 }
 

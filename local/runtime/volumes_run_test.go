@@ -195,6 +195,88 @@ func TestVolumeWaitsForItsConfigMap(t *testing.T) {
 	waitForDeployment(t, key, time.Minute, "available once the ConfigMap exists", available)
 }
 
+// TestVolumesFollowTheirObjects: a running replica sees its ConfigMap
+// and Secret edited, a key removed and added, without a restart; a key
+// mounted by subPath keeps what it bound, and a deleted ConfigMap leaves
+// the last files in place, as on Kubernetes.
+func TestVolumesFollowTheirObjects(t *testing.T) {
+	startSuite(t)
+	t.Parallel()
+	ctx := context.Background()
+	ns := newNamespace(t)
+	base := "/knit-volume-sync-" + ns
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"}, Data: map[string]string{"greeting": "hello", "old": "going"}}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds"}, Data: map[string][]byte{"password": []byte("first")}}
+	create(t, cm)
+	create(t, sec)
+	app := appContainer("example.com/volsync", httpServer)
+	app.VolumeMounts = []corev1.VolumeMount{
+		{Name: "cfg", MountPath: base + "/cfg"},
+		{Name: "cfg", MountPath: base + "/pinned", SubPath: "greeting"},
+		{Name: "creds", MountPath: base + "/creds"},
+	}
+	d := revisionDeployment(ns, "volsync", 1, app)
+	d.Spec.Template.Spec.Volumes = []corev1.Volume{
+		{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}},
+		{Name: "creds", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "creds"}}},
+	}
+	create(t, d)
+	key := client.ObjectKeyFromObject(d)
+	if mountSupport() != nil {
+		waitForDeployment(t, key, 30*time.Second, ReasonVolumesUnsupported, failingWith(ReasonVolumesUnsupported))
+		return
+	}
+	create(t, service(ns, "volsync", map[string]string{"app": "volsync"}, intstr.FromString("http")))
+	waitForDeployment(t, key, time.Minute, "available", available)
+	port := *readySlices(t, ns, "volsync", 1)[0].Ports[0].Port
+	read := func(path string) string {
+		status, content, _ := fileAt(t, http.MethodGet, port, path, "")
+		return fmt.Sprintf("%d %s", status, content)
+	}
+	waitFile := func(path, want string) {
+		t.Helper()
+		eventually(t, 30*time.Second, path+" = "+want, func() (bool, string) {
+			got := read(path)
+			return got == want, got
+		})
+	}
+	waitFile(base+"/cfg/greeting", "200 hello")
+	waitFile(base+"/pinned", "200 hello")
+
+	cm.Data = map[string]string{"greeting": "hello again", "added": "new key"}
+	if err := suite.client.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	sec.Data = map[string][]byte{"password": []byte("rotated")}
+	if err := suite.client.Update(ctx, sec); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(base+"/cfg/greeting", "200 hello again")
+	waitFile(base+"/cfg/added", "200 new key")
+	waitFile(base+"/creds/password", "200 rotated")
+	if got := read(base + "/cfg/old"); !strings.HasPrefix(got, "404") && !strings.Contains(got, "no such file") {
+		t.Errorf("a key removed from the ConfigMap is still mounted: %s", got)
+	}
+	if got := read(base + "/pinned"); got != "200 hello" {
+		t.Errorf("the subPath mount = %s, want what it bound at start (200 hello)", got)
+	}
+
+	if err := suite.client.Delete(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	// A pass reads the volumes in order: once the Secret's next edit is
+	// in, the deleted ConfigMap's volume has been read since.
+	sec.Data = map[string][]byte{"password": []byte("rotated twice")}
+	if err := suite.client.Update(ctx, sec); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(base+"/creds/password", "200 rotated twice")
+	if got := read(base + "/cfg/greeting"); got != "200 hello again" {
+		t.Errorf("after the ConfigMap was deleted: %s, want its last content kept", got)
+	}
+	waitForDeployment(t, key, 10*time.Second, "still available", available)
+}
+
 type claims struct {
 	Audience []string `json:"aud"`
 	Subject  string   `json:"sub"`
