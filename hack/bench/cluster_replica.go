@@ -6,20 +6,25 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 )
 
-// The replica part: one warm replica of helloworld, its containers'
+// The replica part: two warm replicas of helloworld, their containers'
 // memory as the kubelet accounts it (the cgroup of each container: what
-// kubectl top, a memory limit and eviction see).
+// kubectl top, a memory limit and eviction see). Two, because the pages
+// of an image's files are charged to the first cgroup that reads them:
+// one replica pays for them, the other shows what a further one adds.
 const (
 	warmService = "hello-warm"
 	warmHost    = warmService + "." + clusterNamespace + ".example.com"
+	warmScale   = 2
 	// warmRequests are sent to the replica before it idles, so its
 	// queue-proxy has served, not only started.
 	warmRequests = 100
@@ -30,15 +35,16 @@ const (
 
 // containerUsage is one container's memory in the kubelet's summary.
 type containerUsage struct {
+	replica                int // 1, 2, ... in the order of the pods' names
 	name                   string
 	workingSet, rss, usage uint64
 }
 
-// replicaUsage deploys helloworld with min-scale 1, sends it warmRequests,
-// lets it idle for warmIdle and reads its pod's containers from the
-// kubelet's summary.
+// replicaUsage deploys helloworld with min-scale warmScale, sends it
+// warmRequests, lets it idle for warmIdle and reads its pods' containers
+// from the kubelet's summary.
 func (b *benchCluster) replicaUsage(ctx context.Context, ingress string) ([]containerUsage, error) {
-	annotations := map[string]string{"autoscaling.knative.dev/min-scale": "1"}
+	annotations := map[string]string{"autoscaling.knative.dev/min-scale": strconv.Itoa(warmScale)}
 	if err := b.deploy(ctx, ingress, warmService, annotations); err != nil {
 		return nil, err
 	}
@@ -59,20 +65,32 @@ func (b *benchCluster) replicaUsage(ctx context.Context, ingress string) ([]cont
 	if err != nil {
 		return nil, err
 	}
-	if len(pods.Items) != 1 {
-		return nil, fmt.Errorf("%s has %d pods, want 1 (min-scale 1, idle)", warmService, len(pods.Items))
+	if len(pods.Items) != warmScale {
+		return nil, fmt.Errorf("%s has %d pods, want %d (its min-scale, idle)", warmService, len(pods.Items), warmScale)
 	}
-	pod := pods.Items[0].Name
+	slices.SortFunc(pods.Items, func(x, y corev1.Pod) int { return strings.Compare(x.Name, y.Name) })
 	for deadline := time.Now().Add(time.Minute); ; {
 		s, err := b.summary(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if usage := podContainers(s, clusterNamespace, pod); len(usage) == len(pods.Items[0].Spec.Containers) {
-			return usage, nil
+		var all []containerUsage
+		for i, p := range pods.Items {
+			usage := podContainers(s, clusterNamespace, p.Name)
+			if len(usage) != len(p.Spec.Containers) {
+				all = nil
+				break
+			}
+			for _, u := range usage {
+				u.replica = i + 1
+				all = append(all, u)
+			}
+		}
+		if all != nil {
+			return all, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("the kubelet's summary has no memory for pod %s's containers", pod)
+			return nil, fmt.Errorf("the kubelet's summary has no memory for every container of %s's pods", warmService)
 		}
 		if err := sleep(ctx, 2*time.Second); err != nil {
 			return nil, err
@@ -116,13 +134,13 @@ func podContainers(s *kubeletSummary, namespace, pod string) []containerUsage {
 	return out
 }
 
-// queueProxyUsage is the queue-proxy container's row; ok is false when the
-// run did not measure it.
-func (c *clusterResult) queueProxyUsage() (containerUsage, bool) {
+// queueProxyUsage is the queue-proxy containers' rows, one a replica.
+func (c *clusterResult) queueProxyUsage() []containerUsage {
+	var out []containerUsage
 	for _, u := range c.replica {
 		if u.name == "queue-proxy" {
-			return u, true
+			out = append(out, u)
 		}
 	}
-	return containerUsage{}, false
+	return out
 }

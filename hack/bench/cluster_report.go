@@ -54,15 +54,15 @@ func (c *clusterResult) replicaMarkdown() string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nOne replica of helloworld (`%s`, min-scale 1), after %d requests and %s idle, from\n", warmService, warmRequests, warmIdle)
+	fmt.Fprintf(&b, "\n%d replicas of helloworld (`%s`, min-scale %d), after %d requests and %s idle, from\n", warmScale, warmService, warmScale, warmRequests, warmIdle)
 	fmt.Fprintf(&b, "the same summary: each container's cgroup as the kubelet reads it, what `kubectl top`, a memory\n")
 	fmt.Fprintf(&b, "limit and eviction count. Working set is usage less inactive file pages; RSS is the cgroup's\n")
-	fmt.Fprintf(&b, "anonymous memory. The executable's pages in the page cache are charged once per node, to the\n")
-	fmt.Fprintf(&b, "cgroup that brought them in (containerd, unpacking the image), so a replica is charged for\n")
-	fmt.Fprintf(&b, "what it adds. A process's RSS in the tables above also counts those shared pages.\n\n")
-	fmt.Fprintf(&b, "| container | working set | RSS (anon) | usage |\n|---|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "anonymous memory. The pages of an image's files in the page cache are charged to the first\n")
+	fmt.Fprintf(&b, "cgroup that reads them and shared by the rest: one replica carries them, and a further one\n")
+	fmt.Fprintf(&b, "adds about its RSS. A process's RSS in the tables above counts those shared pages in full.\n\n")
+	fmt.Fprintf(&b, "| replica | container | working set | RSS (anon) | usage |\n|---:|---|---:|---:|---:|\n")
 	for _, u := range c.replica {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", u.name, fmtMiB(u.workingSet), fmtMiB(u.rss), fmtMiB(u.usage))
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", u.replica, u.name, fmtMiB(u.workingSet), fmtMiB(u.rss), fmtMiB(u.usage))
 	}
 	return b.String()
 }

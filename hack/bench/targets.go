@@ -123,17 +123,21 @@ func (r *report) rssTarget(anonOnly bool) target {
 	return t
 }
 
-// replicaTarget judges the queue-proxy container of a warm replica on the
-// cluster by its working set: the memory the kubelet charges the replica.
+// replicaTarget judges the queue-proxy containers of the warm replicas on
+// the cluster by their working set, the memory the kubelet charges a
+// replica: met when every replica's is under the target.
 func (r *report) replicaTarget() target {
-	t := target{what: fmt.Sprintf("the same as the kubelet counts it on the cluster: queue-proxy container's working set < %s", fmtMiB(targetQueueRSS)), verdict: verdict(false, false)}
+	t := target{what: fmt.Sprintf("the same as the kubelet counts it on the cluster: queue-proxy container's working set < %s, each replica", fmtMiB(targetQueueRSS)), verdict: verdict(false, false)}
 	if r.cluster == nil {
 		return t
 	}
-	if u, ok := r.cluster.queueProxyUsage(); ok {
-		t.measured = fmt.Sprintf("%s (RSS %s)", fmtMiB(u.workingSet), fmtMiB(u.rss))
-		t.verdict = verdict(true, u.workingSet < targetQueueRSS)
+	var parts []string
+	measured, met := false, true
+	for _, u := range r.cluster.queueProxyUsage() {
+		parts = append(parts, fmt.Sprintf("replica %d: %s (RSS %s)", u.replica, fmtMiB(u.workingSet), fmtMiB(u.rss)))
+		measured, met = true, met && u.workingSet < targetQueueRSS
 	}
+	t.measured, t.verdict = strings.Join(parts, ", "), verdict(measured, met)
 	return t
 }
 
