@@ -34,6 +34,14 @@ type netPool struct {
 	host netns.NsHandle // this process's own network namespace
 	mu   sync.Mutex
 	used map[int]bool
+	// spare is a network made ahead of need: a replica's start, on a cold
+	// start's path, takes it rather than wait for the kernel to make a
+	// namespace and a veth pair (2–10 ms here), and another is made in
+	// the background. refilling says one is being made; closed that no
+	// more are (shutdown).
+	spare     *podNetwork
+	refilling bool
+	closed    bool
 }
 
 // netNamespace is an isolated replica's network namespace and the veth
@@ -61,8 +69,58 @@ func slotAddrs(slot int) (host, pod net.IP) {
 
 func hostLinkName(slot int) string { return fmt.Sprintf("knr%03x", slot) }
 
-// open makes a replica network in a free slot.
+// open hands out a replica network: the spare if there is one, else one
+// made now; either way another spare is then made in the background.
 func (p *netPool) open() (*podNetwork, error) {
+	p.mu.Lock()
+	n := p.spare
+	p.spare = nil
+	p.mu.Unlock()
+	var err error
+	if n == nil {
+		n, err = p.make()
+	}
+	p.refill()
+	return n, err
+}
+
+// refill makes a spare network in the background unless there is one,
+// one is being made, or the pool is closed.
+func (p *netPool) refill() {
+	p.mu.Lock()
+	if p.spare != nil || p.refilling || p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.refilling = true
+	p.mu.Unlock()
+	go func() {
+		n, err := p.make()
+		p.mu.Lock()
+		p.refilling = false
+		keep := err == nil && !p.closed
+		if keep {
+			p.spare = n
+		}
+		p.mu.Unlock()
+		if err == nil && !keep {
+			_ = n.close()
+		}
+	}()
+}
+
+// closeSpare stops making spares and removes the one made, at shutdown.
+func (p *netPool) closeSpare() error {
+	p.mu.Lock()
+	p.closed = true
+	n := p.spare
+	p.spare = nil
+	p.mu.Unlock()
+	return n.close()
+}
+
+// make makes a replica network in a free slot.
+func (p *netPool) make() (*podNetwork, error) {
 	taken, err := p.hostSubnets()
 	if err != nil {
 		return nil, err

@@ -79,6 +79,7 @@ func New(opts Options) (*Runtime, error) {
 		if pool, err = newNetPool(); err != nil {
 			return nil, fmt.Errorf("local runtime: %w", err)
 		}
+		pool.refill() // the first replica need not wait for its network either
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	rt := &Runtime{
@@ -145,6 +146,11 @@ func (rt *Runtime) Shutdown(ctx context.Context) error {
 		rt.killOnce.Do(func() { close(rt.killed) })
 		<-done
 		err = fmt.Errorf("local runtime: replicas did not stop gracefully in time and were killed: %w", ctx.Err())
+	}
+	if rt.netPool != nil {
+		if spareErr := rt.netPool.closeSpare(); spareErr != nil {
+			err = errors.Join(err, fmt.Errorf("local runtime: the spare replica network: %w", spareErr))
+		}
 	}
 	rt.cancel()
 	return err
