@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/knitops/knit/dataplane/grpchealth"
 )
 
 // probeUserAgent is what the app sees on HTTP probes; Kubernetes sends
@@ -36,7 +38,8 @@ type probeSpec struct {
 		} `json:"httpHeaders"`
 	} `json:"httpGet"`
 	GRPC *struct {
-		Port int `json:"port"`
+		Port    int     `json:"port"`
+		Service *string `json:"service"`
 	} `json:"grpc"`
 	Exec             json.RawMessage `json:"exec"`
 	PeriodSeconds    int             `json:"periodSeconds"`
@@ -81,7 +84,8 @@ type userProbe struct {
 // parseProbes decodes SERVING_READINESS_PROBE (one probe or a list, as
 // Knative encodes it) into runnable checks. Empty means a TCP connect to
 // the user port. Exec probes, which Knative rewrites to TCP before they
-// reach the queue, and gRPC probes are run as TCP connects.
+// reach the queue, are run as TCP connects; gRPC probes ask the app's
+// grpc.health.v1 service, as Knative's queue-proxy does.
 func parseProbes(encoded string, userPort int) ([]userProbe, error) {
 	encoded = strings.TrimSpace(encoded)
 	var specs []probeSpec
@@ -185,14 +189,22 @@ func (s probeSpec) userProbe(userPort int) (userProbe, error) {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 		p.check = func(ctx context.Context) error { return httpCheck(ctx, client, url, header) }
+	case s.GRPC != nil:
+		target, service := addr("", s.GRPC.Port), ""
+		if s.GRPC.Service != nil {
+			service = *s.GRPC.Service
+		}
+		rt := grpchealth.NewTransport()
+		p.check = func(ctx context.Context) error {
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			return grpchealth.Check(ctx, rt, target, service)
+		}
 	default:
 		port := 0
 		host := ""
 		if s.TCPSocket != nil {
 			host, port = s.TCPSocket.Host, int(s.TCPSocket.Port)
-		}
-		if s.GRPC != nil {
-			port = s.GRPC.Port
 		}
 		target := addr(host, port)
 		dialer := &net.Dialer{Timeout: timeout}

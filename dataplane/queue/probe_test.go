@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/knitops/knit/dataplane/grpchealth/grpchealthtest"
 )
 
 func TestParseProbes(t *testing.T) {
@@ -60,6 +63,8 @@ func TestProbeChecks(t *testing.T) {
 	_, portStr, _ := net.SplitHostPort(app.Listener.Addr().String())
 	port, _ := strconv.Atoi(portStr)
 
+	grpcApp := grpchealthtest.Start(t, map[string]string{"": "SERVING", "db": "SERVING", "warming": "NOT_SERVING"})
+
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +82,11 @@ func TestProbeChecks(t *testing.T) {
 		{"TCP refused", "", closedPort, "connection refused"},
 		{"HTTP ok", `{"httpGet":{"path":"/ready","httpHeaders":[{"name":"X-Probe","value":"yes"}]}}`, port, ""},
 		{"HTTP 503", `{"httpGet":{"path":"/bad"}}`, port, "answered 503 Service Unavailable"},
+		{"gRPC serving, at the user port", `{"grpc":{}}`, grpcApp.Port(), ""},
+		{"gRPC serving, at its own port", fmt.Sprintf(`{"grpc":{"port":%d}}`, grpcApp.Port()), port, ""},
+		{"gRPC service not serving", fmt.Sprintf(`{"grpc":{"port":%d,"service":"warming"}}`, grpcApp.Port()), port, `service "warming" is NOT_SERVING`},
+		{"gRPC service serving", fmt.Sprintf(`{"grpc":{"port":%d,"service":"db"}}`, grpcApp.Port()), port, ""},
+		{"gRPC probe of an app with no gRPC", `{"grpc":{}}`, port, "gRPC health check of 127.0.0.1:" + portStr},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,6 +16,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/knitops/knit/dataplane/grpchealth"
 )
 
 // How often a probe runs until it first succeeds: every fastProbeInterval
@@ -49,6 +52,7 @@ type prober struct {
 	env       []string // for exec probes
 	dir       string
 	http      *http.Client
+	grpc      *http.Transport // for gRPC probes; nil for others
 	// argv0 resolves an exec command's first word (koAppArgv0); nil
 	// leaves it as written.
 	argv0 func(ctx context.Context, name string) (string, error)
@@ -64,12 +68,17 @@ func newProber(probe *corev1.Probe, c *corev1.Container, net *podNetwork, ports 
 	if net == nil {
 		net = sharedNetwork
 	}
-	return &prober{probe: probe, container: c, net: net, ports: ports, env: env, dir: dir, http: &http.Client{
+	p := &prober{probe: probe, container: c, net: net, ports: ports, env: env, dir: dir, http: &http.Client{
 		// Like the kubelet: a fresh connection per probe, redirects are a
 		// success, certificates are not checked.
 		Transport:     &http.Transport{DisableKeepAlives: true, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
+	if probe.GRPC != nil {
+		p.grpc = grpchealth.NewTransport()
+		p.grpc.DisableKeepAlives = true // a fresh connection per probe, as the kubelet's
+	}
+	return p
 }
 
 // probeSettings are the probe's numbers with Kubernetes' defaults.
@@ -181,8 +190,14 @@ func (p *prober) check(ctx context.Context, timeout time.Duration) error {
 		return conn.Close()
 	case h.Exec != nil:
 		return p.checkExec(ctx, h.Exec.Command)
+	case h.GRPC != nil:
+		port, err := p.port(intstr.FromInt32(h.GRPC.Port))
+		if err != nil {
+			return err
+		}
+		return grpchealth.Check(ctx, p.grpc, net.JoinHostPort(p.net.ip, strconv.Itoa(int(port))), ptr.Deref(h.GRPC.Service, ""))
 	}
-	return nil // gRPC probes are not run locally: a running container is ready
+	return nil // a probe with no handler, which admission refuses
 }
 
 func (p *prober) checkHTTP(ctx context.Context, get *corev1.HTTPGetAction) error {

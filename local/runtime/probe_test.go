@@ -12,6 +12,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/knitops/knit/dataplane/grpchealth/grpchealthtest"
 )
 
 // serverPorts maps declared port 8012 (named http) to a test server's port.
@@ -35,7 +38,15 @@ func TestProbeChecks(t *testing.T) {
 	}))
 	defer srv.Close()
 	ports := serverPorts(t, srv.Listener.Addr().String())
-	c := &corev1.Container{Name: "queue-proxy", Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8012}}}
+	grpcApp := grpchealthtest.Start(t, map[string]string{"": "SERVING", "warming": "NOT_SERVING"})
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedPort := int32(closed.Addr().(*net.TCPAddr).Port)
+	closed.Close()
+	ports.byNumber[9000], ports.byName["grpc"] = int32(grpcApp.Port()), int32(grpcApp.Port())
+	c := &corev1.Container{Name: "queue-proxy", Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8012}, {Name: "grpc", ContainerPort: 9000}}}
 	headers := []corev1.HTTPHeader{{Name: "K-Network-Probe", Value: "queue"}, {Name: "Host", Value: "probe.local"}}
 
 	for _, tc := range []struct {
@@ -52,6 +63,10 @@ func TestProbeChecks(t *testing.T) {
 		{"tcp", corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}}, ""},
 		{"exec", corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "exit 0"}}}, ""},
 		{"exec failing", corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "echo not yet; exit 3"}}}, "exit status 3: not yet"},
+		{"grpc serving", corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9000}}, ""},
+		{"grpc service not serving", corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9000, Service: ptr.To("warming")}}, `service "warming" is NOT_SERVING`},
+		{"grpc probe of an HTTP/1 port", corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 8012}}, "gRPC health check of 127.0.0.1:"},
+		{"grpc port nothing listens on", corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: closedPort}}, "connection refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newProber(&corev1.Probe{ProbeHandler: tc.handler}, c, nil, ports, []string{"PATH=/usr/bin:/bin"}, t.TempDir())

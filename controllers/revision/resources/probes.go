@@ -70,6 +70,8 @@ func servingProbe(rev *servingv1.Revision) string {
 		p.TCPSocket.Port = servingPort(p.TCPSocket.Port)
 	case p.HTTPGet != nil:
 		p.HTTPGet.Port = servingPort(p.HTTPGet.Port)
+	case p.GRPC != nil:
+		p.GRPC.Port = servingPort(intstr.FromInt32(p.GRPC.Port)).IntVal
 	case p.Exec != nil:
 		p.Exec, p.TCPSocket = nil, &corev1.TCPSocketAction{}
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 )
@@ -58,6 +59,14 @@ func TestProbePlacement(t *testing.T) {
 			PeriodSeconds: 1, FailureThreshold: 3},
 		want: placement{AppLiveness: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz/liveness", Port: intstr.FromInt32(9000)}},
 			PeriodSeconds: 1, FailureThreshold: 3}},
+	}, {
+		name:      "grpc readiness on the user port moves to the queue-proxy as port 0 (the user port, wherever knit dev puts it)",
+		readiness: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9000, Service: ptr.To("api")}}},
+		want:      placement{QueueProbe: `{"grpc":{"port":0,"service":"api"}}`},
+	}, {
+		name:      "grpc readiness on another port keeps it",
+		readiness: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9090}}},
+		want:      placement{QueueProbe: `{"grpc":{"port":9090,"service":null}}`},
 	}, {
 		name:     "tcpSocket liveness on port 0 is the user port",
 		liveness: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{}}},
