@@ -89,11 +89,12 @@
 //
 // # Readiness, crashes, stopping
 //
-// Each container's readinessProbe (httpGet with headers, tcpSocket, exec)
+// Each container's readinessProbe (httpGet with headers, tcpSocket, exec,
+// grpc: the app's grpc.health.v1 service, as the kubelet asks it)
 // runs on its periodSeconds with its thresholds, an HTTP or TCP one every
 // 50ms until it first succeeds (readinessInterval); a container without
 // one is ready while it runs, and a replica is ready when all its
-// containers are. A livenessProbe (httpGet, tcpSocket, exec) runs as the
+// containers are. A livenessProbe (httpGet, tcpSocket, exec, grpc) runs as the
 // kubelet runs it: after initialDelaySeconds, every periodSeconds, and
 // failureThreshold failures in a row kill the container (preStop hook,
 // SIGTERM, SIGKILL after the grace period) and restart it like a crash,
