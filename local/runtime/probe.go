@@ -74,7 +74,7 @@ func newProber(probe *corev1.Probe, c *corev1.Container, net *podNetwork, ports 
 		Transport:     &http.Transport{DisableKeepAlives: true, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
-	if probe.GRPC != nil {
+	if probe != nil && probe.GRPC != nil { // nil: a prober for exec hooks alone
 		p.grpc = grpchealth.NewTransport()
 		p.grpc.DisableKeepAlives = true // a fresh connection per probe, as the kubelet's
 	}
