@@ -24,8 +24,8 @@ func TestCheck(t *testing.T) {
 		{"a service not serving", "db", `service "db" is NOT_SERVING`},
 		{"a service in an unknown state", "cache", `service "cache" is UNKNOWN`},
 		{"an answer with no status field is UNKNOWN", "blank", `service "blank" is UNKNOWN`},
-		{"a service the server does not know", "nope", "gRPC status NotFound: unknown service"},
-		{"a server with no Health service", "old", "gRPC status Unimplemented"},
+		{"a service the server does not know", "nope", "gRPC status 5 (not found): unknown service"},
+		{"a server with no Health service", "old", "gRPC status 12 (no such method: the app serves no grpc.health.v1.Health)"},
 	}
 	rt := grpchealth.NewTransport()
 	defer rt.CloseIdleConnections()

@@ -60,7 +60,7 @@ func NewTransport() *http.Transport {
 
 // Check asks the server at addr (host:port) for service's health ("" is
 // the server as a whole) and returns nil when it is SERVING. Anything else
-// is an error a user can act on: the status, the gRPC error (Unimplemented
+// is an error a user can act on: the status, the gRPC error (status 12
 // when the server has no Health service) or why no answer came. ctx
 // bounds the call.
 func Check(ctx context.Context, rt http.RoundTripper, addr, service string) error {
@@ -113,22 +113,24 @@ func grpcError(res *http.Response) error {
 		msg = m
 	}
 	if msg == "" {
-		return fmt.Errorf("gRPC status %s", codeName(code))
+		return fmt.Errorf("gRPC status %s", describeCode(code))
 	}
-	return fmt.Errorf("gRPC status %s: %s", codeName(code), msg)
+	return fmt.Errorf("gRPC status %s: %s", describeCode(code), msg)
 }
 
-// codeName names the gRPC codes a health check meets.
-func codeName(code string) string {
-	switch code {
-	case "5":
-		return "NotFound"
-	case "12":
-		return "Unimplemented"
-	case "14":
-		return "Unavailable"
-	case "4":
-		return "DeadlineExceeded"
+// codeMeanings say what the gRPC status codes a health check meets mean,
+// for a message a user can act on.
+var codeMeanings = map[string]string{
+	"4":  "deadline exceeded",
+	"5":  "not found",
+	"12": "no such method: the app serves no grpc.health.v1.Health",
+	"14": "unavailable",
+}
+
+// describeCode is a gRPC status code with its meaning when known.
+func describeCode(code string) string {
+	if m, ok := codeMeanings[code]; ok {
+		return code + " (" + m + ")"
 	}
 	return code
 }

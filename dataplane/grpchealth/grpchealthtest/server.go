@@ -17,7 +17,7 @@ import (
 // Set last said: a serving status ("SERVING", "NOT_SERVING", "UNKNOWN",
 // "SERVICE_UNKNOWN"), "empty" for a response with no status field, or
 // "code N" for a trailers-only gRPC error. A service never set is
-// NotFound, as grpc-go's health server answers it.
+// status 5 (not found), as grpc-go's health server answers it.
 type Server struct {
 	// Addr is where it listens, host:port on 127.0.0.1.
 	Addr string
