@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 )
 
 // Build builds knit, and knit-queue beside it, from the module at root
@@ -32,7 +33,7 @@ func goBuild(ctx context.Context, root string, env []string, args ...string) err
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%s go build %s: %w\n%s", env, args[len(args)-1], err, out)
+		return fmt.Errorf("%s: %w\n%s", strings.TrimSpace(strings.Join(env, " ")+" go build "+strings.Join(args, " ")), err, out)
 	}
 	return nil
 }

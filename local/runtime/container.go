@@ -196,15 +196,23 @@ func (r *replica) resolve(ctx context.Context, c *corev1.Container, l *launch) *
 	return r.runAs(c, env, l)
 }
 
-// probe runs the container's readiness probe for as long as p runs.
-func (r *replica) probe(ctx context.Context, i int, c *corev1.Container, p *process, l launch) {
+// proberWhile is a prober of probe for container c's process p, exec
+// probes run in p's view as its user, and a context that ends with p (or
+// ctx): what a readiness or liveness probe runs under.
+func (r *replica) proberWhile(ctx context.Context, probe *corev1.Probe, c *corev1.Container, p *process, l launch) (context.Context, *prober) {
 	ctx, cancel := context.WithCancel(ctx)
 	go func() {
 		<-p.done
 		cancel()
 	}()
-	pr := newProber(c.ReadinessProbe, c, r.net, r.ports, l.env, l.dir)
+	pr := newProber(probe, c, r.net, r.ports, l.env, l.dir)
 	r.forExec(pr, c, p.pid(), l)
+	return ctx, pr
+}
+
+// probe runs the container's readiness probe for as long as p runs.
+func (r *replica) probe(ctx context.Context, i int, c *corev1.Container, p *process, l launch) {
+	ctx, pr := r.proberWhile(ctx, c.ReadinessProbe, c, p, l)
 	go pr.run(ctx, p.started, func(ready bool, failing string) {
 		msg := r.explainProbeFailure(failing) // a container on the wrong port, if one is (misbound.go)
 		r.update(i, func(s *containerState) {

@@ -59,13 +59,7 @@ func (r *replica) watchLiveness(ctx context.Context, c *corev1.Container, p *pro
 		return nil
 	}
 	failed := make(chan string, 1)
-	ctx, cancel := context.WithCancel(ctx)
-	go func() {
-		<-p.done
-		cancel()
-	}()
-	pr := newProber(c.LivenessProbe, c, r.net, r.ports, l.env, l.dir)
-	r.forExec(pr, c, p.pid(), l)
+	ctx, pr := r.proberWhile(ctx, c.LivenessProbe, c, p, l)
 	go pr.runLiveness(ctx, func(msg string) { failed <- msg })
 	return failed
 }

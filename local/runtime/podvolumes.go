@@ -143,9 +143,10 @@ func (r *replica) prepareVolumes(ctx context.Context) error {
 		return fmt.Errorf("volumes: %w", err)
 	}
 	written := map[string]payload{}
+	src := r.volumeSources()
 	for i := range r.spec.Volumes {
 		v := &r.spec.Volumes[i]
-		files, err := volumePayload(ctx, r.volumeSources(), r.pod, r.spec, v)
+		files, err := volumePayload(ctx, src, r.pod, r.spec, v)
 		if err == nil {
 			err = r.writeVolume(v, files)
 		}

@@ -52,7 +52,6 @@ type prober struct {
 	env       []string // for exec probes
 	dir       string
 	http      *http.Client
-	grpc      *http.Transport // for gRPC probes; nil for others
 	// argv0 resolves an exec command's first word (koAppArgv0); nil
 	// leaves it as written.
 	argv0 func(ctx context.Context, name string) (string, error)
@@ -68,18 +67,21 @@ func newProber(probe *corev1.Probe, c *corev1.Container, net *podNetwork, ports 
 	if net == nil {
 		net = sharedNetwork
 	}
-	p := &prober{probe: probe, container: c, net: net, ports: ports, env: env, dir: dir, http: &http.Client{
+	return &prober{probe: probe, container: c, net: net, ports: ports, env: env, dir: dir, http: &http.Client{
 		// Like the kubelet: a fresh connection per probe, redirects are a
 		// success, certificates are not checked.
 		Transport:     &http.Transport{DisableKeepAlives: true, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
-	if probe != nil && probe.GRPC != nil { // nil: a prober for exec hooks alone
-		p.grpc = grpchealth.NewTransport()
-		p.grpc.DisableKeepAlives = true // a fresh connection per probe, as the kubelet's
-	}
-	return p
 }
+
+// grpcProbes is the transport of every gRPC probe: cleartext HTTP/2, a
+// fresh connection per probe as the kubelet's.
+var grpcProbes = func() *http.Transport {
+	t := grpchealth.NewTransport()
+	t.DisableKeepAlives = true
+	return t
+}()
 
 // probeSettings are the probe's numbers with Kubernetes' defaults.
 type probeSettings struct {
@@ -195,7 +197,7 @@ func (p *prober) check(ctx context.Context, timeout time.Duration) error {
 		if err != nil {
 			return err
 		}
-		return grpchealth.Check(ctx, p.grpc, net.JoinHostPort(p.net.ip, strconv.Itoa(int(port))), ptr.Deref(h.GRPC.Service, ""))
+		return grpchealth.Check(ctx, grpcProbes, net.JoinHostPort(p.net.ip, strconv.Itoa(int(port))), ptr.Deref(h.GRPC.Service, ""))
 	}
 	return nil // a probe with no handler, which admission refuses
 }

@@ -5,8 +5,11 @@ import (
 	"context"
 	"maps"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // tokenRefreshAge is the share of a projected token's lifetime after which
@@ -40,12 +43,7 @@ func (r *replica) syncVolumes(ctx context.Context) {
 }
 
 func (r *replica) hasAPIData() bool {
-	for i := range r.spec.Volumes {
-		if apiData(&r.spec.Volumes[i]) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(r.spec.Volumes, func(v corev1.Volume) bool { return apiData(&v) })
 }
 
 // refreshVolumes is one pass of syncVolumes, once the volumes are written.
@@ -55,12 +53,13 @@ func (r *replica) refreshVolumes(ctx context.Context) {
 	if !r.volumes.prepared {
 		return
 	}
+	src := r.volumeSources()
 	for i := range r.spec.Volumes {
 		v := &r.spec.Volumes[i]
 		if !apiData(v) {
 			continue
 		}
-		files, err := volumePayload(ctx, r.volumeSources(), r.pod, r.spec, v)
+		files, err := volumePayload(ctx, src, r.pod, r.spec, v)
 		if err == nil && !samePayload(files, r.volumes.written[v.Name]) {
 			dir := filepath.Join(r.volumesDir(), v.Name)
 			if err = writeAtomic(dir, files); err == nil {
