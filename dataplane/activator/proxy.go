@@ -13,17 +13,13 @@ import (
 // Header marking requests the activator forwards, so the queue-proxy
 // counts them apart for the autoscaler (Knative's K-Proxy-Request).
 const (
-	proxyHeader = "K-Proxy-Request"
+	proxyHeader = forward.ProxyHeader
 	proxyValue  = "activator"
 )
 
 // maxAttempts bounds the endpoints one request tries when each refuses
 // the connection.
 const maxAttempts = 3
-
-// forwardingHeaders survive the proxy unchanged: Rewrite mode drops them,
-// and the app needs the ingress's view of the scheme and host.
-var forwardingHeaders = []string{"Forwarded", "X-Forwarded-Host", "X-Forwarded-Proto"}
 
 // newProxy returns the reverse proxy to the endpoint each request holds:
 // the client's Host kept, the activator's peer appended to
@@ -52,15 +48,7 @@ func rewrite(pr *httputil.ProxyRequest) {
 	in, out := pr.In, pr.Out
 	out.URL.Scheme = "http"
 	out.URL.Host = stateOf(in.Context()).ep.addr
-	if prior := in.Header["X-Forwarded-For"]; len(prior) > 0 {
-		out.Header["X-Forwarded-For"] = prior
-	}
-	pr.SetXForwarded() // appends our peer to the client's list
-	for _, h := range forwardingHeaders {
-		if v, ok := in.Header[h]; ok {
-			out.Header[h] = v // the ingress's view wins over ours
-		}
-	}
+	forward.SetInner(out.Header, in) // the ingress's view passed on, our peer appended to X-Forwarded-For
 	out.Header[proxyHeader] = []string{proxyValue}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"sync"
 	"time"
 )
@@ -166,6 +167,27 @@ func (c *appConn) Read(b []byte) (int, error) {
 	n, err := c.conn.Read(b)
 	c.headLimit -= int64(n)
 	return n, err
+}
+
+// drained reports whether the answer to a request with method left
+// nothing behind on c: no byte buffered past it and, when the answer's
+// end is not its own framing but the request's or the status's (a HEAD
+// answer, a 204 or a 304, after which an app may wrongly write a body),
+// none waiting on the socket either. A byte left over would be read as
+// the next request's answer, and the next request may be another
+// user's; http.Transport closes such a connection too ("Unsolicited
+// response received on idle HTTP channel"). The buffered count is free;
+// the socket is asked (one system call) only for the ambiguous answers.
+// Bytes an app writes later still than this check are beyond it, as they
+// are beyond http.Transport's idle reader once the connection is reused.
+func (c *appConn) drained(method string, status int) bool {
+	if c.br.Buffered() > 0 {
+		return false
+	}
+	if method != http.MethodHead && status != http.StatusNoContent && status != http.StatusNotModified {
+		return true
+	}
+	return quiet(c.conn)
 }
 
 // abort makes a read or write in progress on c fail at once; c cannot

@@ -102,8 +102,8 @@ func (f *appForwarder) forward(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	// From here on c is reused only if the whole answer came through
-	// and nothing ended the request.
+	// From here on c is reused only if the whole answer came through,
+	// nothing followed it, and nothing ended the request.
 	reusable := false
 	defer func() {
 		if d != nil {
@@ -121,7 +121,7 @@ func (f *appForwarder) forward(w http.ResponseWriter, r *http.Request) {
 		f.fail(w, r, fmt.Errorf("backend tried to switch protocol %q when %q was requested", upgradeType(res.Header), ""))
 		return
 	}
-	removeHopByHopHeaders(res.Header)
+	forward.StripHopByHop(res.Header)
 	h := w.Header()
 	copyHeader(h, res.Header)
 	announced := len(res.Trailer)
@@ -139,7 +139,7 @@ func (f *appForwarder) forward(w http.ResponseWriter, r *http.Request) {
 		}
 		panic(http.ErrAbortHandler) // cut the client's answer short, as ReverseProxy does
 	}
-	reusable = !res.Close
+	reusable = !res.Close && c.drained(r.Method, res.StatusCode)
 	if len(res.Trailer) > 0 {
 		http.NewResponseController(w).Flush() // force chunking, as ReverseProxy does
 	}

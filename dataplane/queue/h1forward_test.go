@@ -153,7 +153,7 @@ func TestFastPathMatchesReverseProxy(t *testing.T) {
 			"Accept: */*\r\nX-Multi: 1\r\nX-Multi: 2\r\nConnection: keep-alive, X-Hop\r\nX-Hop: gone\r\nKeep-Alive: 300\r\n" +
 			"X-Forwarded-For: 203.0.113.9\r\nX-Forwarded-For: 198.51.100.1, 192.0.2.7\r\nX-Forwarded-Proto: https\r\nX-Forwarded-Host: hello.example.com\r\n" +
 			"Forwarded: for=203.0.113.9\r\nKnative-Serving-Revision: hello-1\r\nKnative-Serving-Namespace: default\r\n" +
-			"Proxy-Authorization: Basic x\r\nTrailer: X-T\r\nUpgrade: h2c\r\nContent-Length: 0\r\n\r\n", true},
+			"Knit-Route-Signature: v1.1.mac\r\nProxy-Authorization: Basic x\r\nTrailer: X-T\r\nUpgrade: h2c\r\nContent-Length: 0\r\n\r\n", true},
 		{"no User-Agent", "GET /plain HTTP/1.1\r\nHost: a.example.com\r\n\r\n", true},
 		{"an empty User-Agent", "GET /plain HTTP/1.1\r\nHost: a.example.com\r\nUser-Agent: \r\nUser-Agent: second\r\n\r\n", true},
 		{"Connection names a forwarding header", "GET /plain HTTP/1.1\r\nHost: a\r\nConnection: X-Forwarded-Proto, x-forwarded-for\r\nX-Forwarded-Proto: https\r\nX-Forwarded-For: 192.0.2.1\r\n\r\n", true},

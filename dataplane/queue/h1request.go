@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+
+	"github.com/knitops/knit/dataplane/forward"
 )
 
 // writeRequestHead writes, for a request fastPathable accepted, the head
@@ -54,7 +56,7 @@ func writeRequestHead(bw *bufio.Writer, r *http.Request) {
 	if headerHasToken(h["Te"], "trailers") {
 		writeHeaderLine(bw, "Te", "trailers")
 	}
-	for _, k := range forwardingHeaders {
+	for _, k := range forward.PassedOnHeaders {
 		for _, v := range h[k] {
 			writeHeaderLine(bw, k, v)
 		}
@@ -97,19 +99,17 @@ func writeForwardedFor(bw *bufio.Writer, prior []string, remoteAddr string) {
 }
 
 // dropped reports whether a header of the client's never reaches the
-// app as it came: hop-by-hop (ReverseProxy), written by the transport
-// itself, rewritten by newAppProxy (forwarding headers, written apart),
-// or the activator's routing headers.
+// app as it came: hop-by-hop, written by the transport itself, a
+// forwarding header (written apart, by forward.SetInner's rules), or one
+// of knit's internal headers the queue-proxy consumes (the rules of
+// newAppProxy, from forward's table).
 func dropped(k string) bool {
 	switch k {
-	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
-		"Te", "Trailer", "Transfer-Encoding", "Upgrade",
-		"Host", "User-Agent", "Content-Length",
-		"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto",
-		"Knative-Serving-Revision", "Knative-Serving-Namespace", originalHostHeader:
+	case "Host", "User-Agent", "Content-Length", forward.RevisionHeader, forward.NamespaceHeader, forward.OriginalHostHeader,
+		forward.RouteSignatureHeader:
 		return true
 	}
-	return false
+	return forward.IsHopByHop(k) || forward.IsForwarding(k)
 }
 
 // namedIn reports whether the Connection header values name header k,
@@ -146,20 +146,6 @@ func upgradeType(h http.Header) string {
 		return ""
 	}
 	return h.Get("Upgrade")
-}
-
-// removeHopByHopHeaders is ReverseProxy's, for the app's answer.
-func removeHopByHopHeaders(h http.Header) {
-	for _, f := range h["Connection"] {
-		for sf := range strings.SplitSeq(f, ",") {
-			if sf = trimOWS(sf); sf != "" {
-				h.Del(sf)
-			}
-		}
-	}
-	for _, f := range []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"} {
-		delete(h, f)
-	}
 }
 
 // queryKeptAsIs is false when GODEBUG sets urlmaxqueryparams, which makes

@@ -5,19 +5,21 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/knitops/knit/dataplane/forward"
 )
 
 // Probe headers and user agents, as Knative spells them.
 const (
 	// probeHeader with value queueProbeValue asks the queue-proxy itself,
 	// not the app, whether the replica is ready (activator, kubelet).
-	probeHeader     = "K-Network-Probe"
+	probeHeader     = forward.NetworkProbeHeader
 	queueProbeValue = "queue"
 	// kubeletProbeHeader marks a kubelet probe whatever its user agent.
-	kubeletProbeHeader = "K-Kubelet-Probe"
+	kubeletProbeHeader = forward.KubeletProbeHeader
 	// proxyHeader with value activatorProxyValue marks requests the
 	// activator forwards; they are counted apart for the autoscaler.
-	proxyHeader         = "K-Proxy-Request"
+	proxyHeader         = forward.ProxyHeader
 	activatorProxyValue = "activator"
 )
 
@@ -38,7 +40,11 @@ type healthHandler struct {
 
 func (h *healthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if isProbe(r) {
-		writeHealth(w, !h.drain.Draining() && h.ready(r.Context()), h.drain.Draining(), queueProbeValue, h.why)
+		why := h.why
+		if proxied(r) {
+			why = nil // a client's: why the app is not ready is not its business
+		}
+		writeHealth(w, !h.drain.Draining() && h.ready(r.Context()), h.drain.Draining(), queueProbeValue, why)
 		return
 	}
 	h.drain.touch()
@@ -60,6 +66,18 @@ func isProbe(r *http.Request) bool {
 		}
 	}
 	return false
+}
+
+// proxied reports whether r came through the ingress, which sets the
+// forwarding headers on every request, rather than from the kubelet, the
+// activator or knit's local runtime, which probe the replica directly.
+// The ingress drops the probe headers from clients' requests, but a
+// client may still send a probe's User-Agent (Knative answers those as
+// probes too); such a probe gets the generic answer.
+func proxied(r *http.Request) bool {
+	_, xff := r.Header["X-Forwarded-For"]
+	_, fwd := r.Header["Forwarded"]
+	return xff || fwd
 }
 
 // writeHealth answers a probe: 200 with okBody when ready and not

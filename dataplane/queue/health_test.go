@@ -19,6 +19,14 @@ func TestHealthHandler(t *testing.T) {
 	}
 	plain := func(r *http.Request) *http.Request { return r }
 	otherProbe := func(r *http.Request) *http.Request { r.Header.Set(probeHeader, "probe"); return r }
+	// A client through the ingress sending a probe's User-Agent: the
+	// ingress drops probe headers, not user agents.
+	viaIngress := func(r *http.Request) *http.Request {
+		r.Header.Set("User-Agent", "kube-probe/1.37")
+		r.Header.Set("X-Forwarded-For", "203.0.113.9")
+		r.Header.Set("Forwarded", "for=203.0.113.9")
+		return r
+	}
 
 	tests := []struct {
 		name            string
@@ -29,6 +37,7 @@ func TestHealthHandler(t *testing.T) {
 	}{
 		{"queue probe, app not ready, says why", false, false, probe, 503, "queue-proxy: user container not ready: dial tcp: connection refused\n"},
 		{"queue probe, app ready", true, false, probe, 200, "queue"},
+		{"a client's probe, app not ready, is not told why", false, false, viaIngress, 503, "queue-proxy: user container not ready\n"},
 		{"kubelet probe, app ready", true, false, kubelet, 200, "queue"},
 		{"activator probe, app ready", true, false, activator, 200, "queue"},
 		{"queue probe while draining", true, true, probe, 503, "queue-proxy: shutting down\n"},

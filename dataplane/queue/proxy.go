@@ -3,7 +3,6 @@ package queue
 import (
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httputil"
 
@@ -13,23 +12,23 @@ import (
 // Headers the queue-proxy consumes instead of passing to the app.
 const (
 	// originalHostHeader carries the client's Host when a proxy in front
-	// had to rewrite it (Knative's K-Original-Host).
-	originalHostHeader = "K-Original-Host"
+	// had to rewrite it (Knative's K-Original-Host). The ingress drops it
+	// from clients' requests, so only knit's own hops can set it.
+	originalHostHeader = forward.OriginalHostHeader
 )
 
-// revisionHeaders are routing headers the activator adds; Knative strips
-// them before the app.
-var revisionHeaders = []string{"Knative-Serving-Revision", "Knative-Serving-Namespace"}
-
-// forwardingHeaders survive the proxy unchanged; ReverseProxy's Rewrite
-// mode would drop them, and the app needs the ingress's scheme and host.
-var forwardingHeaders = []string{"Forwarded", "X-Forwarded-Host", "X-Forwarded-Proto"}
+// revisionHeaders are routing headers the ingress and activator add;
+// Knative strips them before the app, and the ingress's signature of the
+// revision goes with them: it opens the activator to that revision, so
+// the app has no use for it and must not be able to replay it.
+var revisionHeaders = [...]string{forward.RevisionHeader, forward.NamespaceHeader, forward.RouteSignatureHeader}
 
 // newAppProxy returns the reverse proxy to the app at addr (host:port),
 // the slow path (h1forward.go mirrors its rules for the fast one),
-// keeping the client's Host, appending the client to X-Forwarded-For,
-// passing upgrades (websockets) through, and answering 502 with a clear
-// body when the app cannot be reached.
+// keeping the client's Host, applying the inner hops' forwarding rules
+// (forward.SetInner: the ingress's view passed on, the peer appended to
+// X-Forwarded-For), passing upgrades (websockets) through, and answering
+// 502 with a clear body when the app cannot be reached.
 func newAppProxy(addr string, transport http.RoundTripper, log *slog.Logger) *httputil.ReverseProxy {
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -43,30 +42,7 @@ func newAppProxy(addr string, transport http.RoundTripper, log *slog.Logger) *ht
 			for _, h := range revisionHeaders {
 				delete(out.Header, h)
 			}
-			for _, h := range forwardingHeaders {
-				if v, ok := in.Header[h]; ok {
-					out.Header[h] = v
-				}
-			}
-			clientIP, _, err := net.SplitHostPort(in.RemoteAddr)
-			if err != nil {
-				clientIP = ""
-			}
-			switch prior := in.Header["X-Forwarded-For"]; {
-			case len(prior) == 1 && clientIP != "":
-				out.Header["X-Forwarded-For"] = []string{prior[0] + ", " + clientIP}
-			case len(prior) > 0:
-				v := prior[0]
-				for _, p := range prior[1:] {
-					v += ", " + p
-				}
-				if clientIP != "" {
-					v += ", " + clientIP
-				}
-				out.Header["X-Forwarded-For"] = []string{v}
-			case clientIP != "":
-				out.Header["X-Forwarded-For"] = []string{clientIP}
-			}
+			forward.SetInner(out.Header, in)
 		},
 		Transport:  transport,
 		BufferPool: forward.BufferPool{},

@@ -20,7 +20,7 @@ import (
 func TestProxyHTTP1(t *testing.T) {
 	type seen struct {
 		Host, XFF, XFP, XFH, Revision, OriginalHost, Custom string
-		Proto                                               string
+		Signature, Proto                                    string
 	}
 	var got seen
 	port := startApp(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -28,6 +28,7 @@ func TestProxyHTTP1(t *testing.T) {
 			Host: r.Host, XFF: r.Header.Get("X-Forwarded-For"), XFP: r.Header.Get("X-Forwarded-Proto"),
 			XFH: r.Header.Get("X-Forwarded-Host"), Revision: r.Header.Get("Knative-Serving-Revision"),
 			OriginalHost: r.Header.Get(originalHostHeader), Custom: r.Header.Get("X-Custom"), Proto: r.Proto,
+			Signature: r.Header.Get("Knit-Route-Signature"),
 		}
 		h := sha256.New()
 		n, _ := io.Copy(h, r.Body)
@@ -46,6 +47,7 @@ func TestProxyHTTP1(t *testing.T) {
 	req.Header.Set("X-Forwarded-Proto", "https")
 	req.Header.Set("X-Forwarded-Host", "hello.example.com")
 	req.Header.Set("Knative-Serving-Revision", "hello-abc1234")
+	req.Header.Set("Knit-Route-Signature", "v1.1.mac") // the ingress's, for the activator alone
 	req.Header.Set("X-Custom", "kept")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
