@@ -17,7 +17,9 @@ import (
 // runActivator runs the activator standalone against a cluster: Revisions
 // and EndpointSlices from its API, load and pokes posted to the
 // autoscaler. Every replica serves; SIGTERM drains (see
-// --drain-quiet-period), then lets requests finish.
+// --drain-quiet-period), then lets requests finish. The internal keys
+// sign its reports and check that each request's Revision was signed by
+// the ingress.
 func runActivator(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs := flag.NewFlagSet("knit activator", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -29,18 +31,23 @@ func runActivator(ctx context.Context, args []string, _, stderr io.Writer) error
 	self := fs.String("self", os.Getenv("POD_IP"), "this activator's `address` among the knit-activator Service's endpoints ($POD_IP): replicas and capacity are split across activators by it")
 	maxWaiting := fs.Int("max-waiting", activator.DefaultMaxWaiting, "requests that may wait per revision")
 	maxWait := fs.Duration("max-wait", activator.DefaultMaxWait, "longest a request waits for a replica (a revision's shorter timeoutSeconds wins)")
+	keyFile := internalKeyFlag(fs)
 	if err := f.parse(fs, args); err != nil {
 		return err
 	}
 	setupLogging(stderr, f.verbosity)
 	log := slog.Default()
+	keys, err := loadInternalKeys(*keyFile)
+	if err != nil {
+		return err
+	}
 	mgr, err := f.newManager("", nil)
 	if err != nil {
 		return err
 	}
-	opts := activator.Options{Registry: metrics.Registry, MaxWaiting: *maxWaiting, MaxWait: *maxWait, Logger: log, Self: *self}
+	opts := activator.Options{Registry: metrics.Registry, MaxWaiting: *maxWaiting, MaxWait: *maxWait, Logger: log, Self: *self, RouteKeys: keys}
 	if *autoscalerURL != "" {
-		rep, err := activator.NewHTTPReporter(*autoscalerURL, *name, log)
+		rep, err := activator.NewHTTPReporter(*autoscalerURL, *name, keys, log)
 		if err != nil {
 			return err
 		}

@@ -16,7 +16,8 @@ import (
 // each PodAutoscaler's scale and SKS mode. config-autoscaler in
 // knit-system is watched live. With --leader-elect only the leader
 // decides and only the leader is ready, so the activators' reports,
-// sent through the autoscaler Service, reach the replica that uses them.
+// sent through the autoscaler Service, reach the replica that uses them;
+// only reports bearing the internal keys' token are heard.
 // Inside knit dev the same code runs in process.
 func runAutoscalerServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("knit autoscaler run", flag.ContinueOnError)
@@ -24,10 +25,15 @@ func runAutoscalerServe(ctx context.Context, args []string, stderr io.Writer) er
 	var f componentFlags
 	f.register(fs, true, false)
 	listen := fs.String("listen", ":8080", "`address` the activators post their stats and pokes to")
+	keyFile := internalKeyFlag(fs)
 	if err := f.parse(fs, args); err != nil {
 		return err
 	}
 	setupLogging(stderr, f.verbosity)
+	keys, err := loadInternalKeys(*keyFile)
+	if err != nil {
+		return err
+	}
 	mgr, err := f.newManager("knit-autoscaler", nil)
 	if err != nil {
 		return err
@@ -44,7 +50,7 @@ func runAutoscalerServe(ctx context.Context, args []string, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	srv, err := platform.Listen("autoscaler", *listen, scaler.ActivatorReceiver())
+	srv, err := platform.Listen("autoscaler", *listen, scaler.ActivatorReceiver(keys))
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
+	"github.com/knitops/knit/dataplane/forward"
 	"github.com/knitops/knit/dataplane/ingress"
 	"github.com/knitops/knit/platform"
 )
@@ -21,15 +22,21 @@ func runIngress(ctx context.Context, args []string, _, stderr io.Writer) error {
 	var f componentFlags
 	f.register(fs, false, true)
 	listen := fs.String("listen", ":8080", "`address` requests arrive on (HTTP/1.1 and h2c)")
+	keyFile := internalKeyFlag(fs)
 	if err := f.parse(fs, args); err != nil {
 		return err
 	}
 	setupLogging(stderr, f.verbosity)
+	keys, err := loadInternalKeys(*keyFile)
+	if err != nil {
+		return err
+	}
 	mgr, err := f.newManager("", nil)
 	if err != nil {
 		return err
 	}
 	router := ingress.NewRouter()
+	router.SignRoutes(keys) // the activators serve only requests it signed
 	if err := ingress.SetupWithManager(mgr, router); err != nil {
 		return err
 	}
@@ -37,6 +44,7 @@ func runIngress(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	forward.DefaultLimits.Apply(srv.Server) // it faces the Internet: idle and head limits
 	srv.QuietPeriod = f.drain
 	if err := mgr.Add(srv); err != nil {
 		return err

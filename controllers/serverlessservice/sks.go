@@ -118,11 +118,17 @@ func hasLabels(have, want map[string]string) bool {
 	return true
 }
 
-// slices are the Service's EndpointSlices, deep copies: parts of them go
-// into the public slices written to the API, which decodes its answer
-// into them, and the public ones are deleted through it.
+// slices are the Service's EndpointSlices that endpointslices.Check
+// trusts, deep copies: parts of them go into the public slices written to
+// the API, which decodes its answer into them, and the public ones are
+// deleted through it. An untrusted private slice mirrored into a public
+// one would carry the SKS's own managed-by, and the ingress would trust it.
 func (r *Reconciler) slices(ctx context.Context, ns, service string) ([]discoveryv1.EndpointSlice, error) {
-	return endpointslices.List(ctx, r.client, types.NamespacedName{Namespace: ns, Name: service})
+	items, err := endpointslices.List(ctx, r.client, types.NamespacedName{Namespace: ns, Name: service})
+	if err != nil {
+		return nil, err
+	}
+	return endpointslices.Trusted(ctx, items), nil
 }
 
 // syncPublic makes the public Service's SKS-managed slices exactly want.

@@ -41,7 +41,7 @@ func testSKS(mode networkingv1alpha1.ServerlessServiceOperationMode) *networking
 // endpoints is a slice of service in ns with one endpoint at address.
 func endpoints(ns, name, service, address string, labels ...string) *discoveryv1.EndpointSlice {
 	s := &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{discoveryv1.LabelServiceName: service}},
+		ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{discoveryv1.LabelServiceName: service, discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"}},
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{address}}},
 		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8012)}},

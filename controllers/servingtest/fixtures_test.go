@@ -86,7 +86,7 @@ func runReplicasOn(t *testing.T, k8s client.Client, ns, rev string, port int32) 
 	if err := k8s.Status().Update(ctx, dep); err != nil {
 		t.Fatalf("mark %s ready: %v", dep.Name, err)
 	}
-	labels := map[string]string{discoveryv1.LabelServiceName: names.PrivateService(rev),
+	labels := map[string]string{discoveryv1.LabelServiceName: names.PrivateService(rev), discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io",
 		networkingv1alpha1.ServerlessServiceLabelKey: rev, networkingv1alpha1.ServiceTypeLabelKey: networkingv1alpha1.ServiceTypePrivate}
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta:  metav1.ObjectMeta{Namespace: ns, GenerateName: names.PrivateService(rev) + "-", Labels: labels},

@@ -88,7 +88,7 @@ func (a *Activator) stack() http.Handler {
 	h = &throttleHandler{next: h}
 	h = &statsHandler{next: h}
 	h = &metricsHandler{next: h}
-	h = &revisionHandler{next: h, lookup: a.lookup}
+	h = &revisionHandler{next: h, lookup: a.lookup, routes: a.opts.RouteKeys}
 	return h
 }
 

@@ -11,7 +11,8 @@
 // small http.Handler wrappers, one a file, stacked once in activator.go
 // (outermost first):
 //
-//	lookup    the Revision from the headers: 404 without them, 502 when unknown
+//	lookup    the Revision from the headers: 404 without them, 403 without the
+//	          ingress's signature of them (Options.RouteKeys), 502 when unknown
 //	metrics   Prometheus requests by status class, latency
 //	stats     time-weighted concurrency and request rate for the autoscaler
 //	throttle  containerConcurrency × ready replicas, a bounded FIFO line with a

@@ -155,7 +155,7 @@ func (r *endpointsReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	r.a.update(req.NamespacedName, configFor(rev, r.a.opts.MaxWait), readyAddresses(items))
+	r.a.update(req.NamespacedName, configFor(rev, r.a.opts.MaxWait), readyAddresses(endpointslices.Trusted(ctx, items)))
 	return reconcile.Result{}, nil
 }
 

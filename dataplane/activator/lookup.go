@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/knitops/knit/internal/hopauth"
 )
 
 // Headers naming the Revision a request is for, Knative's names; the
@@ -21,12 +24,15 @@ const (
 var ErrUnknownRevision = errors.New("unknown revision")
 
 // revisionHandler finds the Revision a request is for from its headers:
-// no headers is 404 (the request was not routed to a Revision), a
-// Revision the activator does not know is 502 (the ingress and the
-// activator disagree).
+// no headers is 404 (the request was not routed to a Revision), headers
+// without the ingress's signature of them are 403 when routes is set (the
+// request did not come through the ingress), a Revision the activator
+// does not know is 502 (the ingress and the activator disagree). The
+// signature is removed before the request goes on.
 type revisionHandler struct {
 	next   http.Handler
 	lookup func(ctx context.Context, key types.NamespacedName) (*revision, error)
+	routes *hopauth.Keyring
 }
 
 func (h *revisionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -34,6 +40,14 @@ func (h *revisionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if key.Namespace == "" || key.Name == "" {
 		http.Error(w, fmt.Sprintf("activator: request names no revision (headers %s and %s)", NamespaceHeader, RevisionHeader), http.StatusNotFound)
 		return
+	}
+	if h.routes != nil {
+		sig := first(r.Header[hopauth.RouteHeader])
+		delete(r.Header, hopauth.RouteHeader)
+		if h.routes.CheckRoute(sig, key.Namespace, key.Name, time.Now()) != nil {
+			http.Error(w, "activator: only knit's ingress routes requests here", http.StatusForbidden)
+			return
+		}
 	}
 	rev, err := h.lookup(r.Context(), key)
 	if err != nil {

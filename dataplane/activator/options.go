@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/knitops/knit/internal/hopauth"
 )
 
 // Defaults of Options.
@@ -61,6 +63,15 @@ type Options struct {
 	// replica as if it were alone (knit dev, tests). Read by
 	// SetupWithManager.
 	Self string
+	// RouteKeys verify the ingress's signature (hopauth.RouteHeader) of
+	// the Revision the Knative-Serving-* headers name: with keys, a
+	// request without a valid one is refused with 403, so a pod calling
+	// the activator directly cannot reach a Revision its Routes do not
+	// offer (a cluster-local one, a retired one, another namespace's).
+	// nil trusts the headers as they come: only for tests and benchmarks,
+	// where nothing else reaches the activator; knit activator and knit
+	// dev always set it.
+	RouteKeys *hopauth.Keyring
 }
 
 // Validate checks the options and fills defaults in place.

@@ -13,7 +13,7 @@ import (
 // The probe the queue-proxy answers itself, as Knative's activator sends
 // it: 200 with body "queue" when the replica is ready.
 const (
-	probeHeader    = "K-Network-Probe"
+	probeHeader    = forward.NetworkProbeHeader
 	probeValue     = "queue"
 	probeUserAgent = "Knative-Activator-Probe"
 )

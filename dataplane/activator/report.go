@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/knitops/knit/internal/hopauth"
 )
 
 // Paths under the autoscaler's URL an HTTPReporter posts JSON to.
@@ -70,6 +73,7 @@ type PokeBatch struct {
 type HTTPReporter struct {
 	base   string
 	name   string
+	keys   *hopauth.Keyring
 	client *http.Client
 	log    *slog.Logger
 	wake   chan struct{}
@@ -81,8 +85,13 @@ type HTTPReporter struct {
 }
 
 // NewHTTPReporter posts to the autoscaler at baseURL (http or https,
-// StatsPath and PokePath appended), naming itself name in each batch.
-func NewHTTPReporter(baseURL, name string, log *slog.Logger) (*HTTPReporter, error) {
+// StatsPath and PokePath appended), naming itself name in each batch and
+// bearing keys' token for hopauth.PurposeAutoscaler, without which the
+// autoscaler refuses a report.
+func NewHTTPReporter(baseURL, name string, keys *hopauth.Keyring, log *slog.Logger) (*HTTPReporter, error) {
+	if keys == nil {
+		return nil, errors.New("autoscaler reports need the internal keys")
+	}
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("autoscaler URL %q: want http(s)://host[:port][/path]", baseURL)
@@ -93,6 +102,7 @@ func NewHTTPReporter(baseURL, name string, log *slog.Logger) (*HTTPReporter, err
 	return &HTTPReporter{
 		base:   strings.TrimSuffix(baseURL, "/"),
 		name:   name,
+		keys:   keys,
 		client: &http.Client{Timeout: 5 * time.Second},
 		log:    log,
 		wake:   make(chan struct{}, 1),
@@ -180,6 +190,7 @@ func (r *HTTPReporter) post(ctx context.Context, path string, body any) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	r.keys.Authorize(req, hopauth.PurposeAutoscaler)
 	resp, err := r.client.Do(req)
 	if err != nil {
 		return err

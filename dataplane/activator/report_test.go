@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/knitops/knit/internal/hopauth"
 )
 
 // post is one request the fake autoscaler received.
@@ -38,7 +40,7 @@ func TestHTTPReporter(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	rep, err := NewHTTPReporter(srv.URL+"/base/", "activator-0", nil)
+	rep, err := NewHTTPReporter(srv.URL+"/base/", "activator-0", hopauth.Generate(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +93,7 @@ func TestHTTPReporter(t *testing.T) {
 
 func TestNewHTTPReporterRejectsBadURLs(t *testing.T) {
 	for _, u := range []string{"", "autoscaler:8080", "ftp://autoscaler", "http://"} {
-		if _, err := NewHTTPReporter(u, "", nil); err == nil {
+		if _, err := NewHTTPReporter(u, "", hopauth.Generate(), nil); err == nil {
 			t.Errorf("NewHTTPReporter(%q) accepted it", u)
 		}
 	}

@@ -111,7 +111,8 @@ func TestSetupWithManager(t *testing.T) {
 			Namespace: key.Namespace, Name: names.PrivateService(key.Name) + "-abcde",
 			// The private Service's labels, as the endpointslice controller copies them.
 			Labels: map[string]string{discoveryv1.LabelServiceName: names.PrivateService(key.Name),
-				networkingv1alpha1.ServerlessServiceLabelKey: key.Name, networkingv1alpha1.ServiceTypeLabelKey: networkingv1alpha1.ServiceTypePrivate},
+				networkingv1alpha1.ServerlessServiceLabelKey: key.Name, networkingv1alpha1.ServiceTypeLabelKey: networkingv1alpha1.ServiceTypePrivate,
+				discoveryv1.LabelManagedBy: "knit-local-runtime"},
 		},
 		// The API server refuses loopback IPs; knit dev publishes them as FQDNs.
 		AddressType: discoveryv1.AddressTypeFQDN,

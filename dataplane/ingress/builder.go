@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/internal/endpointslices"
 )
 
 // tableBuilder rebuilds the router's table from the cache whenever a Route
@@ -50,6 +51,7 @@ func (b *tableBuilder) Reconcile(ctx context.Context, _ reconcile.Request) (reco
 	if err := b.client.List(ctx, slices, client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, fmt.Errorf("list EndpointSlices: %w", err)
 	}
-	b.router.Update(Build(routes.Items, slices.Items))
+	// Trusted logs the slices Build leaves out, once each.
+	b.router.Update(Build(routes.Items, endpointslices.Trusted(ctx, slices.Items)))
 	return reconcile.Result{}, nil
 }

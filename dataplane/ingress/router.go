@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/knitops/knit/dataplane/forward"
+	"github.com/knitops/knit/internal/hopauth"
 )
 
 // Router is the ingress handler. Its table is swapped whole by Update.
@@ -22,6 +23,8 @@ type Router struct {
 	// until its cache synced).
 	loaded     chan struct{}
 	loadedOnce sync.Once
+	// keys sign each request's Revision for the activator (sign.go).
+	keys *hopauth.Keyring
 }
 
 // NewRouter returns a router with an empty table, holding every request
@@ -44,6 +47,7 @@ func NewRouter() *Router {
 // keeps every split exact.
 func (r *Router) Update(t *Table) {
 	t.inherit(r.table.Load())
+	t.signWith(r.keys)
 	r.table.Store(t)
 	r.loadedOnce.Do(func() { close(r.loaded) })
 }
@@ -86,17 +90,19 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // Headers naming the Revision a request was routed to, Knative's names:
 // the activator reads them to know which Revision to buffer for.
 const (
-	RevisionHeader  = "Knative-Serving-Revision"
-	NamespaceHeader = "Knative-Serving-Namespace"
+	RevisionHeader  = forward.RevisionHeader
+	NamespaceHeader = forward.NamespaceHeader
 )
 
+// rewrite applies the edge's forwarding rules (forward.SetEdge: a
+// client's internal headers dropped, the forwarding headers this hop's
+// view) and then names the Revision for the hops behind.
 func rewrite(pr *httputil.ProxyRequest) {
-	pr.SetXForwarded()
-	appendForwarded(pr.Out.Header, pr.In)
-	pr.Out.Host = pr.In.Host
+	forward.SetEdge(pr.Out, pr.In)
 	if b, ok := pr.In.Context().Value(backendKey{}).(*backend); ok {
 		pr.Out.Header[RevisionHeader] = []string{b.name}
 		pr.Out.Header[NamespaceHeader] = []string{b.namespace}
+		b.sign(pr.Out.Header)
 	}
 }
 

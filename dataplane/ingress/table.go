@@ -11,6 +11,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/internal/endpointslices"
+	"github.com/knitops/knit/internal/hopauth"
 )
 
 // Table is one immutable snapshot of what the router serves.
@@ -33,11 +35,17 @@ type backend struct {
 	namespace, name string
 	addrs           []string
 	next            atomic.Uint64
+	// keys sign the route to this Revision (sign.go); sig caches it.
+	keys *hopauth.Keyring
+	sig  atomic.Pointer[routeSig]
 }
 
 // Build computes the table from Routes (their resolved status.traffic and
 // URLs) and the public EndpointSlices, which the SKS points at replicas or
-// activators. Routes that are cluster-local stay off the table.
+// activators. Routes that are cluster-local stay off the table, and so do
+// slices endpointslices.Check refuses (not written by the SKS or
+// Kubernetes, or naming hosts rather than IP addresses): the ingress
+// proxies only to addresses knit itself published.
 func Build(routes []servingv1.Route, slices []discoveryv1.EndpointSlice) *Table {
 	eps := endpointsByService(slices)
 	t := &Table{hosts: map[string]*entry{}, revisions: map[string]*backend{}}
@@ -106,9 +114,10 @@ func (t *Table) backend(revision string, eps map[string][]string) *backend {
 // endpointsByService lists ready "ip:port" per namespace/service.
 func endpointsByService(slices []discoveryv1.EndpointSlice) map[string][]string {
 	out := map[string][]string{}
-	for _, s := range slices {
+	for i := range slices {
+		s := &slices[i]
 		svc := s.Labels[discoveryv1.LabelServiceName]
-		if svc == "" {
+		if svc == "" || endpointslices.Check(s) != nil {
 			continue
 		}
 		port := httpPort(s.Ports)

@@ -1,7 +1,11 @@
 package ingress
 
 import (
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -9,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/internal/hopauth"
 )
 
 func route(name string, labels map[string]string, url string, targets ...servingv1.TrafficTarget) servingv1.Route {
@@ -20,9 +25,11 @@ func route(name string, labels map[string]string, url string, targets ...serving
 
 func slice(svc string, port int32, ready bool, addrs ...string) discoveryv1.EndpointSlice {
 	return discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: svc + "-x", Labels: map[string]string{discoveryv1.LabelServiceName: svc}},
-		Endpoints:  []discoveryv1.Endpoint{{Addresses: addrs, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(ready)}}},
-		Ports:      []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To(port)}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: svc + "-x", Labels: map[string]string{
+			discoveryv1.LabelServiceName: svc, discoveryv1.LabelManagedBy: "knit-serverlessservice"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: addrs, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(ready)}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To(port)}},
 	}
 }
 
@@ -61,5 +68,73 @@ func TestBuildRoutesHostsToEndpoints(t *testing.T) {
 	}
 	if tbl.lookup("nope.default.localhost") != nil {
 		t.Error("unknown host found")
+	}
+}
+
+// A slice that names a Revision's public Service but was not written by
+// the SKS or Kubernetes, or that holds a host name, is not routed to:
+// whoever may write EndpointSlices in a namespace must not turn the
+// ingress into a proxy to an address of their choosing.
+func TestBuildIgnoresUntrustedSlices(t *testing.T) {
+	routes := []servingv1.Route{route("hello", nil, "http://hello.default.localhost",
+		servingv1.TrafficTarget{RevisionName: "hello-00001", Percent: ptr.To[int64](100)})}
+	unmanaged := slice("hello-00001", 4002, true, "127.0.0.2")
+	unmanaged.Name = "planted"
+	delete(unmanaged.Labels, discoveryv1.LabelManagedBy)
+	forged := slice("hello-00001", 4003, true, "127.0.0.3")
+	forged.Name, forged.Labels[discoveryv1.LabelManagedBy] = "forged", "someone-else"
+	fqdn := slice("hello-00001", 80, true, "metadata.google.internal")
+	fqdn.Name, fqdn.AddressType = "fqdn", discoveryv1.AddressTypeFQDN
+	linkLocal := slice("hello-00001", 80, true, "169.254.169.254")
+	linkLocal.Name = "metadata"
+	for _, tc := range []struct {
+		name  string
+		extra discoveryv1.EndpointSlice
+	}{{"no managed-by", unmanaged}, {"another manager", forged}, {"FQDN host name", fqdn}, {"link-local", linkLocal}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl := Build(routes, []discoveryv1.EndpointSlice{slice("hello-00001", 4001, true, "127.0.0.1"), tc.extra})
+			b := tbl.lookup("hello.default.localhost").pick()
+			if diff := cmp.Diff([]string{"127.0.0.1:4001"}, b.addrs); diff != "" {
+				t.Errorf("endpoints of hello-00001 (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The ingress signs the Revision it routes each request to, and a
+// client's own signature never passes: it is replaced, or removed when
+// the router has no keys.
+func TestRouterSignsTheRevision(t *testing.T) {
+	keys := hopauth.Generate()
+	got := make(chan http.Header, 2)
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r.Header.Clone() }))
+	defer backend.Close()
+	addr := backend.Listener.Addr().(*net.TCPAddr)
+	for _, signed := range []bool{true, false} {
+		r := NewRouter()
+		if signed {
+			r.SignRoutes(keys)
+		}
+		r.Update(Build([]servingv1.Route{route("hello", nil, "http://hello.default.localhost",
+			servingv1.TrafficTarget{RevisionName: "hello-00001", Percent: ptr.To[int64](100)})},
+			[]discoveryv1.EndpointSlice{slice("hello-00001", int32(addr.Port), true, addr.IP.String())}))
+		front := httptest.NewServer(r)
+		req, _ := http.NewRequest(http.MethodGet, front.URL, nil)
+		req.Host = "hello.default.localhost"
+		req.Header.Set(hopauth.RouteHeader, keys.SignRoute("default", "other-00001", time.Now()))
+		resp, err := http.DefaultClient.Do(req)
+		front.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		h := <-got
+		sig := h.Get(hopauth.RouteHeader)
+		switch {
+		case signed && keys.CheckRoute(sig, "default", "hello-00001", time.Now()) != nil:
+			t.Errorf("signing router: %s = %q, want a signature of default/hello-00001", hopauth.RouteHeader, sig)
+		case !signed && sig != "":
+			t.Errorf("router without keys passed the client's %s on", hopauth.RouteHeader)
+		}
 	}
 }

@@ -102,7 +102,9 @@ func (k *KPA) collect(ctx context.Context, key types.NamespacedName) {
 	if rev.decider == nil {
 		return
 	}
-	rev.decider.Record(k.now(), concurrency+rev.activatorConcurrency, rps+rev.activatorRPS)
+	now := k.now()
+	ac, arps := rev.activatorLoad(now)
+	rev.decider.Record(now, concurrency+ac, rps+arps)
 }
 
 func (k *KPA) scrapeRevision(ctx context.Context, key types.NamespacedName) (concurrency, rps float64) {
@@ -118,7 +120,7 @@ func (k *KPA) scrapeRevision(ctx context.Context, key types.NamespacedName) (con
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, url := range statsURLs(slices) {
+	for _, url := range statsURLs(endpointslices.Trusted(ctx, slices)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -45,8 +45,9 @@ type revision struct {
 	specErr     error
 	decider     *autoscaler.Decider
 	state       autoscaler.State
-	// activator load reported since the last tick.
+	// activator load last reported, and when.
 	activatorConcurrency, activatorRPS float64
+	activatorAt                        time.Time
 	// ready is the ready pods the last Recommend saw: what a tick
 	// decides with between reconciles.
 	ready int32
@@ -174,14 +175,29 @@ func (k *KPA) Poke(rev types.NamespacedName) {
 	k.wake(rev)
 }
 
+// activatorLoadMaxAge is how long a report of the activator's load counts.
+// Activators report every second while they hold load and once more when
+// it ends; a figure not repeated for ten rounds is from an activator that
+// stopped, and must not hold the Revision's scale up for ever.
+const activatorLoadMaxAge = 10 * time.Second
+
 // ActivatorLoad adds the load the activator holds for a Revision to what
-// the next tick records.
+// the ticks record, until activatorLoadMaxAge passes without a new report.
+// A Revision the KPA does not decide for is ignored.
 func (k *KPA) ActivatorLoad(rev types.NamespacedName, concurrency, rps float64) {
 	if r := k.lookup(rev); r != nil {
 		r.mu.Lock()
-		r.activatorConcurrency, r.activatorRPS = concurrency, rps
+		r.activatorConcurrency, r.activatorRPS, r.activatorAt = concurrency, rps, k.now()
 		r.mu.Unlock()
 	}
+}
+
+// activatorLoad is the activator's load to record at now; r.mu held.
+func (r *revision) activatorLoad(now time.Time) (concurrency, rps float64) {
+	if now.Sub(r.activatorAt) >= activatorLoadMaxAge {
+		return 0, 0
+	}
+	return r.activatorConcurrency, r.activatorRPS
 }
 
 func (k *KPA) lookup(rev types.NamespacedName) *revision {

@@ -49,7 +49,8 @@ func newKPA(t *testing.T, clock *time.Time, pods ...int32) *KPA {
 	b := endpointslicestest.WithIndex(fake.NewClientBuilder().WithScheme(scheme))
 	for i, port := range pods {
 		b = b.WithObjects(&discoveryv1.EndpointSlice{
-			ObjectMeta:  metav1.ObjectMeta{Namespace: "default", Name: "s" + string(rune('a'+i)), Labels: map[string]string{discoveryv1.LabelServiceName: "hello-00001-private"}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "s" + string(rune('a'+i)), Labels: map[string]string{
+				discoveryv1.LabelServiceName: "hello-00001-private", discoveryv1.LabelManagedBy: "knit-local-runtime"}},
 			AddressType: discoveryv1.AddressTypeFQDN,
 			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"127.0.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
 			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To(metricsPortName), Port: ptr.To(port)}},

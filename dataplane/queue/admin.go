@@ -53,38 +53,40 @@ func (s *Server) metricsMux(reg *metricsRegistry) http.Handler {
 	return mux
 }
 
-// drainCancelAfter is how long a drain the app's preStop hook began waits
-// for the queue-proxy's own SIGTERM. When a pod ends, every container is
-// stopped at once and the queue-proxy (which has no preStop hook) gets it
-// at once; when it does not, the kubelet (or knit's local runtime) is
-// restarting the app alone after a failed liveness probe, and a
-// queue-proxy left draining would keep the pod unready for good. Knative's
-// queue-proxy resets its drainer after the same second.
+// drainCancelAfter is how long the app's preStop hook waits for the
+// queue-proxy's own SIGTERM. When a pod ends, every container is stopped
+// at once and the queue-proxy (which has no preStop hook) gets it at
+// once; when it does not, the kubelet (or knit's local runtime) is
+// restarting the app alone after a failed liveness probe, and the hook
+// must return so the app restarts. Knative's queue-proxy gives up after
+// the same second.
 const drainCancelAfter = time.Second
 
-// waitForDrain is the preStop hook's wait: drain until the quiet period
-// passed and no request is in flight, unless the queue-proxy is not
-// stopping within drainCancelAfter, in which case the drain is cancelled
-// (cancelled is true) and the app may restart at once.
+// waitForDrain is the preStop hook's wait. It never starts a drain
+// itself: the admin port must be reachable from the pod network for the
+// kubelet's hook, so anyone on it can call this, and a call that drained
+// would take the replica out of its endpoints. The drain belongs to
+// Serve, which starts it on the queue-proxy's SIGTERM; the hook waits up
+// to drainCancelAfter for that and then until the quiet period passed
+// and no request is in flight. cancelled is true when the queue-proxy is
+// not stopping (a liveness restart, or a caller that is not the kubelet):
+// nothing changed and the app may restart at once.
 func (s *Server) waitForDrain(ctx context.Context) (cancelled bool) {
-	go func() {
-		t := time.NewTimer(drainCancelAfter)
-		defer t.Stop()
-		select {
-		case <-s.stopping:
-		case <-t.C:
-			s.log.Info("Drain cancelled: the app's preStop hook ran but the queue-proxy is not stopping (a liveness restart)")
-			s.drain.cancel()
-		}
-	}()
+	t := time.NewTimer(drainCancelAfter)
+	defer t.Stop()
+	select {
+	case <-s.stopping:
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return true
+	}
 	if s.cfg.RevisionTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.DrainQuietPeriod+s.cfg.RevisionTimeout)
 		defer cancel()
 	}
-	if s.drain.waitQuiet(ctx, s.cfg.DrainQuietPeriod) {
-		return true
-	}
+	s.drain.waitQuiet(ctx, s.cfg.DrainQuietPeriod)
 	s.waitIdle(ctx)
 	return false
 }

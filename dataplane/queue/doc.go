@@ -14,8 +14,11 @@
 //	proxy    to the app on 127.0.0.1:USER_PORT: body-less HTTP/1.x GET and HEAD on the queue's own
 //	         connection pool (h1forward.go), the rest through httputil.ReverseProxy (h2c, upgrades, bodies)
 //
-// The admin port (8022) serves /healthz and Knative's /wait-for-drain; the
-// metrics port (9091) serves Prometheus /metrics (written by the queue
+// The admin port (8022) serves /healthz and Knative's /wait-for-drain. The
+// kubelet's preStop hook reaches it over the pod network, so any pod can:
+// /wait-for-drain only waits for the drain the queue-proxy's own SIGTERM
+// starts and never starts one, so a call cannot make a replica unready.
+// The metrics port (9091) serves Prometheus /metrics (written by the queue
 // itself, exposition.go: no client library in the sidecar) and the JSON
 // [Stat] on [StatsPath] that knit's autoscaler scrapes.
 //

@@ -10,9 +10,10 @@ import (
 // drainer is the queue's shutdown state. Once draining, probes answer
 // unready so Kubernetes (or knit's local runtime) takes the replica out of
 // its endpoints, while requests that still arrive are served; each one
-// restarts the quiet period waitQuiet waits for. A drain the user
-// container's preStop hook began without the queue-proxy being stopped
-// is a liveness restart and is cancelled (see Server.adminMux).
+// restarts the quiet period waitQuiet waits for. Only the queue-proxy's
+// own shutdown starts it (Server.Serve); the preStop hook only waits for
+// it (Server.waitForDrain), so no call to the admin port can make a
+// replica unready.
 type drainer struct {
 	base        time.Time
 	draining    atomic.Bool

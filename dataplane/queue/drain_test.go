@@ -97,3 +97,32 @@ func TestDrainerCancelThenDrainAgain(t *testing.T) {
 		}
 	})
 }
+
+// /wait-for-drain is reachable from the pod network, as the kubelet's
+// preStop hook must reach it: a call from anyone while the queue-proxy is
+// not stopping must not take the replica out of its endpoints, not even
+// for the moment before the drain would be cancelled, or calling it in a
+// loop would keep every replica unready.
+func TestWaitForDrainWithoutShutdownLeavesReplicaReady(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &Server{
+			cfg:      Config{DrainQuietPeriod: 10 * time.Second},
+			log:      slog.New(slog.DiscardHandler),
+			tracker:  newRequestTracker(time.Now()),
+			drain:    newDrainer(),
+			stopping: make(chan struct{}),
+		}
+		done := make(chan bool)
+		go func() { done <- s.waitForDrain(context.Background()) }()
+		synctest.Wait()
+		if s.drain.Draining() {
+			t.Error("draining while a /wait-for-drain call waits on a queue-proxy that is not stopping")
+		}
+		if !<-done {
+			t.Error("waitForDrain without a shutdown did not report the drain as not done")
+		}
+		if s.drain.Draining() {
+			t.Error("draining after the call returned")
+		}
+	})
+}

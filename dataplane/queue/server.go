@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/knitops/knit/dataplane/forward"
 )
 
 // Server is one running queue-proxy: its listeners are bound by
@@ -110,6 +112,8 @@ func NewServer(cfg Config) (*Server, error) {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 		Protocols:         new(http.Protocols),
 	}
+	// No keep-alive connection lives forever, nor a 1 MiB head (net/http's defaults).
+	forward.DefaultLimits.Apply(s.serving)
 	s.serving.Protocols.SetHTTP1(true)
 	s.serving.Protocols.SetUnencryptedHTTP2(true) // h2c from the activator and ingress (gRPC)
 	s.admin = &http.Server{Handler: s.adminMux(), ReadHeaderTimeout: 10 * time.Second}
@@ -120,7 +124,11 @@ func NewServer(cfg Config) (*Server, error) {
 // stack builds the serving port's handler chain. This is the one place
 // the order is written; the request enters at the first line.
 func (s *Server) stack(metrics *requestMetrics) http.Handler {
-	var h http.Handler = newAppForwarder(s.cfg.userAddr(), s.transport, s.log)
+	fwd := newAppForwarder(s.cfg.userAddr(), s.transport, s.log)
+	if s.cfg.DisableFastPath {
+		fwd.pool = nil // every request through the ReverseProxy (Config.DisableFastPath)
+	}
+	var h http.Handler = fwd
 	if s.breaker != nil {
 		h = &breakerHandler{next: h, breaker: s.breaker}
 	}

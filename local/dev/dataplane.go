@@ -15,6 +15,7 @@ import (
 	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/dataplane/activator"
 	"github.com/knitops/knit/dataplane/ingress"
+	"github.com/knitops/knit/internal/hopauth"
 	"github.com/knitops/knit/local/runtime"
 	"github.com/knitops/knit/platform"
 	"github.com/knitops/knit/webhooks"
@@ -38,6 +39,9 @@ type dataPlane struct {
 	// stops first and drains while the activator and the replicas its
 	// requests are on still answer (see running.shutdown).
 	ingress, gitSrv *platform.Server
+
+	// routeKeys are the router's: the activator checks its signatures.
+	routeKeys *hopauth.Keyring
 }
 
 // newManager builds the data plane's manager and registers everything on
@@ -63,7 +67,7 @@ func (p *dataPlane) newManager(cfg *rest.Config, scheme *k8sruntime.Scheme, opts
 	if err != nil {
 		return nil, err
 	}
-	activate, err := activator.New(activator.Options{Reporter: scaler, Registry: metrics.Registry, Logger: slog.Default()})
+	activate, err := activator.New(activator.Options{Reporter: scaler, Registry: metrics.Registry, Logger: slog.Default(), RouteKeys: p.routeKeys})
 	if err != nil {
 		return nil, fmt.Errorf("activator: %w", err)
 	}

@@ -15,7 +15,9 @@ import (
 	"github.com/knitops/knit/api"
 	"github.com/knitops/knit/charts/knit/crds"
 	"github.com/knitops/knit/config"
+	"github.com/knitops/knit/dataplane/forward"
 	"github.com/knitops/knit/dataplane/ingress"
+	"github.com/knitops/knit/internal/hopauth"
 	"github.com/knitops/knit/local/statedir"
 	"github.com/knitops/knit/platform"
 )
@@ -42,11 +44,16 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 		return err
 	}
 
+	// The ingress signs each request's Revision and the activator serves
+	// only signed ones, as on a cluster; the key lives as long as the process.
+	routeKeys := hopauth.Generate()
 	router := ingress.NewRouter()
+	router.SignRoutes(routeKeys)
 	ingressSrv, err := listen("http", opts.HTTPAddr, router)
 	if err != nil {
 		return err
 	}
+	forward.DefaultLimits.Apply(ingressSrv.Server) // the ingress's limits, as on a cluster
 	defer ingressSrv.Listener.Close()
 	gitSrv, err := listen("git", opts.GitAddr, nil)
 	if err != nil {
@@ -71,7 +78,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	}
 	defer func() { err = errors.Join(err, apiSrv.stop()) }()
 
-	dp := &dataPlane{router: router, git: git, act: act, ingress: ingressSrv, gitSrv: gitSrv, network: network}
+	dp := &dataPlane{router: router, routeKeys: routeKeys, git: git, act: act, ingress: ingressSrv, gitSrv: gitSrv, network: network}
 	return serve(ctx, opts, apiSrv, dp, out, networkNote)
 }
 
