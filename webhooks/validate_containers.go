@@ -2,9 +2,12 @@ package webhooks
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/knitops/knit/gitsync/build/kopath"
 )
 
 // containerFields are the Container fields Knative lets a Revision set
@@ -45,6 +48,12 @@ func validateContainers(cs []corev1.Container, path *field.Path) field.ErrorList
 		}
 		if c.Image == "" {
 			errs = append(errs, field.Required(p.Child("image"), ""))
+		}
+		if strings.HasPrefix(c.Image, kopath.Scheme) {
+			// Its path reaches go build as an argument (knit dev, build Jobs).
+			if err := kopath.Check(strings.TrimPrefix(c.Image, kopath.Scheme)); err != nil {
+				errs = append(errs, field.Invalid(p.Child("image"), c.Image, err.Error()))
+			}
 		}
 		errs = append(errs, validateSecurityContext(c.SecurityContext, p.Child("securityContext"))...)
 		for j, port := range c.Ports {

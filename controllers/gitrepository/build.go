@@ -26,8 +26,12 @@ var errBuilding = errors.New("building")
 // commit on the cluster, starting the builds that are not known yet. It
 // returns errBuilding while any runs and build.ErrFailed, with the
 // compiler's lines, when one failed. Without a builder (knit dev builds
-// on the machine) it changes nothing.
+// on the machine) it changes nothing. A ko:// image whose path is not
+// plainly a package fails the commit before anything is built.
 func (p *pass) buildImages(ctx context.Context, c plan.Commit, commit *object.Commit, objs []*unstructured.Unstructured) error {
+	if err := checkSourceImages(objs); err != nil {
+		return err
+	}
 	if p.r.builder == nil {
 		return nil
 	}
@@ -61,6 +65,25 @@ func (p *pass) buildImages(ctx context.Context, c plan.Commit, commit *object.Co
 	}
 	for _, o := range objs {
 		build.Rewrite(o, built)
+	}
+	return nil
+}
+
+// checkSourceImages refuses the commit when one of its ko:// images is
+// not plainly a package (build.CheckImage): its path would reach go build
+// as an argument. It wraps build.ErrFailed, so the commit is rejected
+// with a condition and what was deployed keeps serving.
+func checkSourceImages(objs []*unstructured.Unstructured) error {
+	var bad []string
+	for _, o := range objs {
+		for _, image := range build.SourceImages(o) {
+			if err := build.CheckImage(image); err != nil {
+				bad = append(bad, fmt.Sprintf("%s %s: %v", o.GetKind(), o.GetName(), err))
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: %s", build.ErrFailed, strings.Join(bad, "; "))
 	}
 	return nil
 }

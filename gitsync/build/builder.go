@@ -42,7 +42,9 @@ func New(c client.Client, reader client.Reader, cfg Config) (*Builder, error) {
 }
 
 // Key is r's build key under this builder's toolchain and platform.
-func (b *Builder) Key(r Request) string { return Key(b.cfg.Toolchain, b.cfg.Platform, r.Tree, r.Image) }
+func (b *Builder) Key(r Request) string {
+	return Key(b.cfg.Toolchain, b.cfg.Platform, r.Namespace, r.Tree, r.Image)
+}
 
 // Namespace is where the build Jobs run.
 func (b *Builder) Namespace() string { return b.cfg.Namespace }
@@ -52,14 +54,32 @@ func (b *Builder) Namespace() string { return b.cfg.Namespace }
 // the compiler's message, or Running. builds is the repository's
 // status.builds; record what Resolve returns with Record. credentials
 // names the repository's credentials Secret in its namespace, "" for none.
+//
+// An image that is not plainly a package (CheckImage) is refused with an
+// error wrapping ErrFailed and kopath.ErrInvalid, and nothing is started.
+// A success is what the ledger (knit's own record of key → digest) says,
+// never what builds or a registry tag claims.
 func (b *Builder) Resolve(ctx context.Context, builds []knitv1alpha1.BuildStatus, r Request, credentials string) (knitv1alpha1.BuildStatus, error) {
+	if err := CheckImage(r.Image); err != nil {
+		return knitv1alpha1.BuildStatus{}, fmt.Errorf("%w: %w", ErrFailed, err)
+	}
 	key := b.Key(r)
 	prev := find(builds, key)
-	if prev != nil && prev.Phase != knitv1alpha1.BuildRunning {
+	image, err := b.recorded(ctx, r.Namespace, key)
+	if err != nil {
+		return knitv1alpha1.BuildStatus{}, err
+	}
+	if image != "" {
+		return b.succeeded(r, key, prev, image), nil
+	}
+	if prev != nil && prev.Phase == knitv1alpha1.BuildFailed {
 		return *prev, nil
 	}
+	if prev != nil && prev.Phase == knitv1alpha1.BuildSucceeded {
+		prev = nil // a success the ledger does not know: build it again
+	}
 	job := &batchv1.Job{}
-	err := b.client.Get(ctx, client.ObjectKey{Namespace: b.cfg.Namespace, Name: JobName(key)}, job)
+	err = b.client.Get(ctx, client.ObjectKey{Namespace: b.cfg.Namespace, Name: JobName(key)}, job)
 	switch {
 	case apierrors.IsNotFound(err):
 		return b.start(ctx, r, key, credentials, prev)
@@ -75,6 +95,14 @@ func (b *Builder) Resolve(ctx context.Context, builds []knitv1alpha1.BuildStatus
 	if err != nil {
 		return knitv1alpha1.BuildStatus{}, err
 	}
+	if res.Image != "" && !strings.HasPrefix(res.Image, Repository(b.cfg.Registry, r.Namespace, r.Repository, r.Image)+"@sha256:") {
+		res = Result{Error: fmt.Sprintf("the build pushed %s, not an image of %s", res.Image, Repository(b.cfg.Registry, r.Namespace, r.Repository, r.Image))}
+	}
+	if res.Image != "" {
+		if err := b.record(ctx, r.Namespace, key, res.Image); err != nil {
+			return knitv1alpha1.BuildStatus{}, err
+		}
+	}
 	st.CompletionTime = ptr.To(metav1.NewTime(b.now()))
 	st.Durations = res.Durations()
 	if res.Image != "" {
@@ -85,6 +113,17 @@ func (b *Builder) Resolve(ctx context.Context, builds []knitv1alpha1.BuildStatus
 	b.dropCredentials(ctx, job)
 	log.FromContext(ctx).Info("Build finished", "image", r.Image, "commit", r.Commit, "phase", st.Phase, "durations", st.Durations, "job", st.Job)
 	return st, nil
+}
+
+// succeeded is the record of a key the ledger holds: the earlier record
+// with the ledger's image (whatever it said), else a new one.
+func (b *Builder) succeeded(r Request, key string, prev *knitv1alpha1.BuildStatus, image string) knitv1alpha1.BuildStatus {
+	st := b.running(r, key, prev)
+	st.Phase, st.Image, st.Message = knitv1alpha1.BuildSucceeded, image, ""
+	if st.CompletionTime == nil {
+		st.CompletionTime = ptr.To(metav1.NewTime(b.now()))
+	}
+	return st
 }
 
 // running is the record of a build under way: the earlier one, else new.
@@ -116,7 +155,10 @@ func (b *Builder) start(ctx context.Context, r Request, key, credentials string,
 	if err := b.ensureCache(ctx); err != nil {
 		return knitv1alpha1.BuildStatus{}, err
 	}
-	job := Job(b.cfg, r, key)
+	job, err := Job(b.cfg, r, key)
+	if err != nil {
+		return knitv1alpha1.BuildStatus{}, fmt.Errorf("%w: %w", ErrFailed, err)
+	}
 	if err := b.client.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
 		return knitv1alpha1.BuildStatus{}, fmt.Errorf("create build Job %s: %w", job.Name, err)
 	}
@@ -211,7 +253,7 @@ func Finished(job *batchv1.Job) (done, failed bool) {
 	return false, false
 }
 
-// result reads the builder's termination message from the Job's pod; a
+// result reads the steps' termination messages from the Job's pod; a
 // Job that failed without one (deadline, image not pullable) says why in
 // its condition.
 func (b *Builder) result(ctx context.Context, job *batchv1.Job, failed bool) (Result, error) {
@@ -220,14 +262,7 @@ func (b *Builder) result(ctx context.Context, job *batchv1.Job, failed bool) (Re
 		return Result{}, fmt.Errorf("list pods of build Job %s: %w", job.Name, err)
 	}
 	for _, pod := range pods.Items {
-		for _, cs := range pod.Status.ContainerStatuses {
-			if cs.Name != containerLog || cs.State.Terminated == nil || cs.State.Terminated.Message == "" {
-				continue
-			}
-			res, err := ParseResult(cs.State.Terminated.Message)
-			if err != nil {
-				return Result{Error: err.Error()}, nil
-			}
+		if res, ok := PodResult(&pod); ok {
 			return res, nil
 		}
 	}

@@ -154,7 +154,11 @@ func TestBuilderRunsAJobAndReadsItsResult(t *testing.T) {
 	if l := job.Labels; l[RepositoryLabel] != "shop" || l[RepositoryNamespaceLabel] != repoNS {
 		t.Errorf("Job labels %v do not name the repository", l)
 	}
-	args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " ")
+	var all []string
+	for _, c := range append(job.Spec.Template.Spec.InitContainers, job.Spec.Template.Spec.Containers...) {
+		all = append(all, c.Args...)
+	}
+	args := strings.Join(all, " ")
 	for _, want := range []string{"--image=10.250.0.2:5000/" + repoNS + "/shop/hello", "--commit=" + req.Commit, "--package=./cmd/hello", "--insecure=true"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("builder args %q lack %q", args, want)

@@ -12,15 +12,28 @@
 // already knows how to watch, limit and read the logs of.
 //
 // What decides a build is its Key: the toolchain image, the platform,
-// the commit's root tree and the package. The same tree built again — a
-// force-push of the same commit, a revert, an empty commit — has the same
-// key, and the GitRepository's status.builds remembers each key's result,
-// so it never runs twice. Builds are reproducible besides (-trimpath,
-// -buildvcs=false, layers with fixed timestamps): equal keys give equal
-// digests even when the record was lost.
+// the repository's namespace, the commit's root tree and the package. The
+// same tree built again — a force-push of the same commit, a revert, an
+// empty commit — has the same key, so it never runs twice: the ledger
+// (ledger.go, a ConfigMap per namespace in the build namespace, written
+// only by the controller from the push step's result) records the image
+// each key built, and only the ledger is believed — not status.builds,
+// not a registry tag. Builds are reproducible besides (-trimpath,
+// -buildvcs=false, layers with fixed timestamps): a key whose record was
+// lost is built again to the same digest.
+//
+// The package of a ko:// image is an argument of go build: kopath refuses
+// any that is not plainly one package (a flag such as -toolexec, a
+// pattern, a path out of the repository) before a Job exists, and the
+// builder passes "--" besides. A build pod runs its steps in containers
+// of their own (job.go): fetch holds the Git credentials, compile runs
+// the user's build with no credential, no ServiceAccount token and its
+// namespace's own cache directory, and push holds the registry's
+// credentials and reads only the compiled binary.
 //
 // The builder (the knit-toolchain image's entrypoint, built from
-// hack/images/cmd/knit-builder) reports its outcome as the container's
-// termination message, a JSON Result; the controller reads it from the
-// Job's pod once the Job finishes, so no build needs API access.
+// hack/images/cmd/knit-builder) reports each step's outcome as its
+// container's termination message, a JSON Result; the controller merges
+// them from the Job's pod once the Job finishes (PodResult: the image from
+// the push step alone), so no build needs API access.
 package build

@@ -2,15 +2,12 @@ package build
 
 import (
 	"strconv"
-	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-
-	"github.com/knitops/knit/gitsync/gitserver"
 )
 
 // Labels of build Jobs and of the Secrets they read.
@@ -30,10 +27,22 @@ const (
 // Paths in the build pod.
 const (
 	cacheDir     = "/cache"
+	cacheRootDir = "/cache-root"
 	workspaceDir = "/workspace"
 	registryDir  = "/var/run/knit/registry"
 	nonRootUID   = 65532
-	containerLog = "build"
+)
+
+// The build pod's steps, one container each, in the order they run. Only
+// compileStep runs what the user wrote (go build of their tree), so it
+// holds nothing worth stealing; fetchStep holds the Git credentials and
+// containerLog (the push) the registry's, and neither runs the user's
+// code nor shares a scratch directory with the compile.
+const (
+	cacheStep    = "cache"   // creates the namespace's cache directory on the claim
+	fetchStep    = "fetch"   // checks out the commit into the workspace
+	compileStep  = "compile" // go build, into the workspace
+	containerLog = "build"   // packs and pushes the binary; its result is the build's
 )
 
 // Request is one build: a ko:// image of one commit of one repository.
@@ -51,9 +60,13 @@ type Request struct {
 	Credentials string
 }
 
-// Job is the build Job for r under c, named by key. Pure: the caller
-// creates it.
-func Job(c Config, r Request, key string) *batchv1.Job {
+// Job is the build Job for r under c, named by key, or an error wrapping
+// kopath.ErrInvalid when r's image is not plainly a package. Pure: the
+// caller creates it.
+func Job(c Config, r Request, key string) (*batchv1.Job, error) {
+	if err := CheckImage(r.Image); err != nil {
+		return nil, err
+	}
 	c = c.withDefaults()
 	name := JobName(key)
 	labels := map[string]string{BuildLabel: key[:16], RepositoryLabel: r.Repository, RepositoryNamespaceLabel: r.Namespace}
@@ -68,11 +81,15 @@ func Job(c Config, r Request, key string) *batchv1.Job {
 			ActiveDeadlineSeconds:   ptr.To(int64(c.Deadline.Seconds())),
 			TTLSecondsAfterFinished: ptr.To(int32(c.TTL.Seconds())),
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{BuildLabel: key[:16]}},
-				Spec:       podSpec(c, r, key),
+				ObjectMeta: metav1.ObjectMeta{
+					Labels: map[string]string{BuildLabel: key[:16]},
+					// `kubectl logs job/…` shows the compiler's output.
+					Annotations: map[string]string{"kubectl.kubernetes.io/default-container": compileStep},
+				},
+				Spec: podSpec(c, r, key),
 			},
 		},
-	}
+	}, nil
 }
 
 func podSpec(c Config, r Request, key string) corev1.PodSpec {
@@ -85,12 +102,16 @@ func podSpec(c Config, r Request, key string) corev1.PodSpec {
 			RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](nonRootUID), RunAsGroup: ptr.To[int64](nonRootUID),
 			FSGroup: ptr.To[int64](nonRootUID), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
-		Containers: []corev1.Container{container(c, r, key)},
+		InitContainers: []corev1.Container{fetchContainer(c, r), compileContainer(c, r)},
+		Containers:     []corev1.Container{pushContainer(c, r, key)},
 		Volumes: []corev1.Volume{
-			{Name: "workspace", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-			{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			emptyDir("workspace"), emptyDir("tmp-" + fetchStep), emptyDir("tmp-" + compileStep), emptyDir("tmp-" + containerLog),
 			cacheVolume(c),
 		},
+	}
+	if c.CacheClaim != "" {
+		spec.InitContainers = append([]corev1.Container{cacheContainer(c, r)}, spec.InitContainers...)
+		spec.Volumes = append(spec.Volumes, emptyDir("tmp-"+cacheStep))
 	}
 	if c.RegistrySecret != "" {
 		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "registry", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
@@ -101,53 +122,82 @@ func podSpec(c Config, r Request, key string) corev1.PodSpec {
 	return spec
 }
 
+func emptyDir(name string) corev1.Volume {
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
+}
+
 func cacheVolume(c Config) corev1.Volume {
 	if c.CacheClaim == "" {
-		return corev1.Volume{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
+		return emptyDir("cache")
 	}
 	return corev1.Volume{Name: "cache", VolumeSource: corev1.VolumeSource{
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c.CacheClaim}}}
 }
 
-func container(c Config, r Request, key string) corev1.Container {
-	args := []string{
-		"--source=" + r.URL, "--commit=" + r.Commit, "--package=" + Package(r.Image),
-		"--image=" + Repository(c.Registry, r.Namespace, r.Repository, r.Image), "--tag=" + key[:32],
-		"--platform=" + c.Platform, "--insecure=" + strconv.FormatBool(c.Insecure),
-	}
-	env := []corev1.EnvVar{
-		{Name: "HOME", Value: "/tmp"},
-		{Name: "GOCACHE", Value: cacheDir + "/go-build"},
-		{Name: "GOMODCACHE", Value: cacheDir + "/mod"},
-		{Name: "CGO_ENABLED", Value: "0"},
-	}
+// cacheSubPath is the claim's directory for the namespace's builds: a
+// namespace name is a DNS label, so it is one plain path element.
+func cacheSubPath(r Request) string { return "ns/" + r.Namespace }
+
+// cacheContainer creates the namespace's cache directory as the build
+// user before the compile step mounts it by subPath (a subPath the
+// kubelet creates may not be writable by that user). It mounts the whole
+// claim, so it runs only knit-builder.
+func cacheContainer(c Config, r Request) corev1.Container {
+	ct := step(c, cacheStep, []string{"--step=" + cacheStep, "--cache-dir=" + cacheRootDir + "/" + cacheSubPath(r)})
+	ct.VolumeMounts = append(ct.VolumeMounts, corev1.VolumeMount{Name: "cache", MountPath: cacheRootDir})
+	return ct
+}
+
+func fetchContainer(c Config, r Request) corev1.Container {
+	ct := step(c, fetchStep, []string{"--step=" + fetchStep, "--source=" + r.URL, "--commit=" + r.Commit, "--workspace=" + workspaceDir})
+	ct.Env = append(ct.Env, gitCredentials(c, r)...)
+	ct.VolumeMounts = append(ct.VolumeMounts, corev1.VolumeMount{Name: "workspace", MountPath: workspaceDir})
+	return ct
+}
+
+// compileContainer runs go build of the user's tree: no credentials, the
+// namespace's own caches.
+func compileContainer(c Config, r Request) corev1.Container {
+	ct := step(c, compileStep, []string{"--step=" + compileStep, "--package=" + Package(r.Image),
+		"--platform=" + c.Platform, "--workspace=" + workspaceDir})
+	ct.Env = append(ct.Env,
+		corev1.EnvVar{Name: "GOCACHE", Value: cacheDir + "/go-build"},
+		corev1.EnvVar{Name: "GOMODCACHE", Value: cacheDir + "/mod"},
+		corev1.EnvVar{Name: "CGO_ENABLED", Value: "0"})
 	if c.GoProxy != "" {
-		env = append(env, corev1.EnvVar{Name: "GOPROXY", Value: c.GoProxy})
+		ct.Env = append(ct.Env, corev1.EnvVar{Name: "GOPROXY", Value: c.GoProxy})
 	}
-	mounts := []corev1.VolumeMount{
-		{Name: "workspace", MountPath: workspaceDir},
-		{Name: "tmp", MountPath: "/tmp"},
-		{Name: "cache", MountPath: cacheDir},
+	cache := corev1.VolumeMount{Name: "cache", MountPath: cacheDir}
+	if c.CacheClaim != "" {
+		cache.SubPath = cacheSubPath(r)
 	}
+	ct.VolumeMounts = append(ct.VolumeMounts, corev1.VolumeMount{Name: "workspace", MountPath: workspaceDir}, cache)
+	ct.Resources = resources(c)
+	return ct
+}
+
+// pushContainer packs the compiled binary and pushes it: it reads the
+// workspace, never writes it, and runs nothing from it.
+func pushContainer(c Config, r Request, key string) corev1.Container {
+	ct := step(c, containerLog, []string{"--step=push",
+		"--image=" + Repository(c.Registry, r.Namespace, r.Repository, r.Image), "--tag=" + key[:32],
+		"--platform=" + c.Platform, "--insecure=" + strconv.FormatBool(c.Insecure), "--workspace=" + workspaceDir})
+	ct.VolumeMounts = append(ct.VolumeMounts, corev1.VolumeMount{Name: "workspace", MountPath: workspaceDir, ReadOnly: true})
 	if c.RegistrySecret != "" {
-		env = append(env, corev1.EnvVar{Name: "DOCKER_CONFIG", Value: registryDir})
-		mounts = append(mounts, corev1.VolumeMount{Name: "registry", MountPath: registryDir, ReadOnly: true})
+		ct.Env = append(ct.Env, corev1.EnvVar{Name: "DOCKER_CONFIG", Value: registryDir})
+		ct.VolumeMounts = append(ct.VolumeMounts, corev1.VolumeMount{Name: "registry", MountPath: registryDir, ReadOnly: true})
 	}
-	if r.Credentials != "" {
-		for _, k := range []string{"username", "password", "bearerToken"} {
-			env = append(env, corev1.EnvVar{Name: "GIT_" + strings.ToUpper(k), ValueFrom: &corev1.EnvVarSource{
-				SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: r.Credentials}, Key: k, Optional: ptr.To(true)},
-			}})
-		}
-	} else if c.GitServerSecret != "" && gitserver.OnServer(c.GitServerURL, r.URL) {
-		env = append(env, corev1.EnvVar{Name: "GIT_USERNAME", Value: "knit"}, corev1.EnvVar{Name: "GIT_PASSWORD", ValueFrom: &corev1.EnvVarSource{
-			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: c.GitServerSecret}, Key: gitserver.TokenKey},
-		}})
-	}
+	return ct
+}
+
+// step is a container of the toolchain image running one knit-builder
+// step, with a scratch /tmp of its own as HOME.
+func step(c Config, name string, args []string) corev1.Container {
 	return corev1.Container{
-		Name: containerLog, Image: c.Toolchain, ImagePullPolicy: corev1.PullPolicy(c.PullPolicy),
-		Args: args, Env: env, VolumeMounts: mounts, WorkingDir: workspaceDir,
-		Resources:                resources(c),
+		Name: name, Image: c.Toolchain, ImagePullPolicy: corev1.PullPolicy(c.PullPolicy),
+		Args: args, WorkingDir: "/tmp",
+		Env:                      []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}},
+		VolumeMounts:             []corev1.VolumeMount{{Name: "tmp-" + name, MountPath: "/tmp"}},
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 		SecurityContext: &corev1.SecurityContext{
@@ -173,7 +223,8 @@ func resources(c Config) corev1.ResourceRequirements {
 	return rr
 }
 
-// CacheClaim is the claim holding Go's module and build caches.
+// CacheClaim is the claim holding Go's module and build caches, one
+// directory per namespace (cacheSubPath).
 func CacheClaim(c Config) *corev1.PersistentVolumeClaim {
 	c = c.withDefaults()
 	pvc := &corev1.PersistentVolumeClaim{

@@ -31,9 +31,12 @@ func TestJobGitCredentials(t *testing.T) {
 			if c.Namespace == "" {
 				c = Config{Namespace: "knit-system", Toolchain: "t", Registry: "r"}
 			}
-			job := Job(c, Request{Namespace: "default", Repository: "hello", URL: tc.url, Commit: "c", Tree: "t", Image: "ko://./cmd/hello", Credentials: tc.copied}, key)
+			job, err := Job(c, Request{Namespace: "default", Repository: "hello", URL: tc.url, Commit: "c", Tree: "t", Image: "ko://./cmd/hello", Credentials: tc.copied}, key)
+			if err != nil {
+				t.Fatal(err)
+			}
 			got := map[string]string{}
-			for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+			for _, e := range podContainer(t, job.Spec.Template.Spec, fetchStep).Env {
 				switch {
 				case e.Name != "GIT_USERNAME" && e.Name != "GIT_PASSWORD" && e.Name != "GIT_BEARERTOKEN":
 				case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:

@@ -6,28 +6,40 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/knitops/knit/gitsync/build/kopath"
 )
 
 // Scheme prefixes the images knit builds from source, as ko names them.
-const Scheme = "ko://"
+const Scheme = kopath.Scheme
 
 // IsSource reports whether image is built from source (ko://…).
 func IsSource(image string) bool { return strings.HasPrefix(image, Scheme) }
 
 // Key identifies a build: equal keys build byte-identical images, so a key
 // already built is never built again. toolchain is the builder image by
-// reference, platform os/arch, tree the commit's root tree hash and image
-// the ko:// reference.
-func Key(toolchain, platform, tree, image string) string {
+// reference, platform os/arch, namespace the GitRepository's (so one
+// tenant's build, Job and recorded digest are never another's), tree the
+// commit's root tree hash and image the ko:// reference.
+func Key(toolchain, platform, namespace, tree, image string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "knit build v1\ntoolchain %s\nplatform %s\ntree %s\npackage %s\n",
-		toolchain, platform, tree, Package(image))
+	fmt.Fprintf(h, "knit build v2\ntoolchain %s\nplatform %s\nnamespace %s\ntree %s\npackage %s\n",
+		toolchain, platform, namespace, tree, Package(image))
 	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Package is what go build is asked for: the ko:// image without its
-// scheme, relative to the repository's root.
+// scheme, relative to the repository's root. It does not check it:
+// CheckImage does, before anything is built.
 func Package(image string) string { return strings.TrimPrefix(image, Scheme) }
+
+// CheckImage refuses a ko:// image whose path is not plainly one package
+// (kopath.Check): its path becomes an argument of go build, which must
+// never read it as a flag or a pattern. The error wraps kopath.ErrInvalid.
+func CheckImage(image string) error {
+	_, err := kopath.Package(image)
+	return err
+}
 
 // Repository is where in the registry an image of a GitRepository goes:
 // <registry>/<namespace>/<repository>/<program>, the program named the way

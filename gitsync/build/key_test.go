@@ -3,7 +3,7 @@ package build
 import "testing"
 
 func TestKey(t *testing.T) {
-	base := Key("knit.local/knit-toolchain:go1.26", "linux/amd64", "tree1", "ko://./cmd/hello")
+	base := Key("knit.local/knit-toolchain:go1.26", "linux/amd64", "default", "tree1", "ko://./cmd/hello")
 	tests := []struct {
 		name                             string
 		toolchain, platform, tree, image string
@@ -17,7 +17,7 @@ func TestKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Key(tt.toolchain, tt.platform, tt.tree, tt.image)
+			got := Key(tt.toolchain, tt.platform, "default", tt.tree, tt.image)
 			if (got == base) != tt.same {
 				t.Errorf("Key(%s) == base is %v, want %v", tt.name, got == base, tt.same)
 			}

@@ -3,7 +3,10 @@ package build
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // Result is what the builder writes as its termination message (at most
@@ -60,4 +63,44 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// PodResult merges the results a build pod's steps left, in the order
+// they ran: the steps' durations, the first step's error, and the image
+// from the push step alone — the compile step runs the user's build and
+// could write any message, so an image it names is ignored. ok is false
+// while no step has said how the build ended.
+func PodResult(pod *corev1.Pod) (res Result, ok bool) {
+	statuses := append(slices.Clone(pod.Status.InitContainerStatuses), pod.Status.ContainerStatuses...)
+	for _, cs := range statuses {
+		if cs.State.Terminated == nil || cs.State.Terminated.Message == "" {
+			continue
+		}
+		var step Result
+		if err := json.Unmarshal([]byte(strings.TrimSpace(cs.State.Terminated.Message)), &step); err != nil {
+			return Result{Error: fmt.Sprintf("read the builder's result (%s step) %q: %v", cs.Name, truncate(cs.State.Terminated.Message, 200), err)}, true
+		}
+		res.Fetch, res.Compile, res.Push = first(res.Fetch, step.Fetch), first(res.Compile, step.Compile), first(res.Push, step.Push)
+		if step.Error != "" {
+			res.Error = step.Error
+			return res, true
+		}
+		if cs.Name == containerLog && step.Image != "" {
+			res.Image = step.Image
+		}
+	}
+	if res.Image == "" {
+		return res, false
+	}
+	if !strings.Contains(res.Image, "@sha256:") {
+		return Result{Error: fmt.Sprintf("the builder pushed %q, not an image by digest", res.Image)}, true
+	}
+	return res, true
+}
+
+func first(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

@@ -3,6 +3,8 @@ package build
 import (
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 func TestParseResult(t *testing.T) {
@@ -52,5 +54,29 @@ func TestParseResult(t *testing.T) {
 				t.Errorf("Durations = %q, want %q", d, tt.durations)
 			}
 		})
+	}
+}
+
+// The compile step runs the user's build: an image it names is ignored,
+// and only the push step's counts.
+func TestPodResultTakesTheImageFromThePushStep(t *testing.T) {
+	term := func(name, msg string) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Message: msg}}}
+	}
+	pod := &corev1.Pod{Status: corev1.PodStatus{
+		InitContainerStatuses: []corev1.ContainerStatus{term(fetchStep, `{"fetch":"0.2s"}`), term(compileStep, `{"compile":"1s","image":"evil/x@sha256:1"}`)},
+	}}
+	if res, ok := PodResult(pod); ok || res.Image != "" {
+		t.Fatalf("PodResult before the push = %+v, %v; want no result", res, ok)
+	}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{term(containerLog, `{"image":"r/ns/shop/hello@sha256:2","push":"0.1s"}`)}
+	res, ok := PodResult(pod)
+	if !ok || res.Image != "r/ns/shop/hello@sha256:2" || res.Durations() != "fetch=0.2s compile=1s push=0.1s" {
+		t.Errorf("PodResult = %+v, %v", res, ok)
+	}
+	pod.Status.InitContainerStatuses[1] = term(compileStep, `{"error":"main.go:1: bad","compile":"1s"}`)
+	pod.Status.ContainerStatuses = nil
+	if res, ok := PodResult(pod); !ok || res.Error != "main.go:1: bad" || res.Image != "" {
+		t.Errorf("PodResult of a failed compile = %+v, %v", res, ok)
 	}
 }

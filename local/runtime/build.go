@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+
+	"github.com/knitops/knit/gitsync/build/kopath"
 )
 
 const (
@@ -71,6 +73,11 @@ func (b *builder) Build(ctx context.Context, image string) (string, error) {
 
 func (b *builder) build(image string) (string, error) {
 	pkg := strings.TrimPrefix(image, koScheme)
+	// pkg becomes an argument of go list, build and install: refuse
+	// anything but one plain package (a flag, a pattern, ../).
+	if err := kopath.Check(pkg); err != nil {
+		return "", &buildError{image: image, lines: []string{err.Error()}}
+	}
 	env, err := b.goEnv()
 	if err != nil {
 		return "", &buildError{image: image, lines: []string{err.Error()}}
@@ -100,7 +107,7 @@ func (b *builder) build(image string) (string, error) {
 		if fileExists(bin) {
 			return bin, nil
 		}
-		return bin, b.run(image, dir, bin, nil, "build", "-trimpath", "-buildvcs=false", "-v", "-o", bin+".tmp", pkg)
+		return bin, b.run(image, dir, bin, nil, "build", "-trimpath", "-buildvcs=false", "-v", "-o", bin+".tmp", "--", pkg)
 	})
 }
 
@@ -124,7 +131,7 @@ func (b *builder) install(image, pkg string, env *goEnv) (string, error) {
 		if err := os.RemoveAll(gobin); err != nil {
 			return "", err
 		}
-		err := b.run(image, dir, "", []string{"GOBIN=" + gobin}, "install", "-trimpath", "-v", pkg+"@latest")
+		err := b.run(image, dir, "", []string{"GOBIN=" + gobin}, "install", "-trimpath", "-v", "--", pkg+"@latest")
 		if err != nil {
 			return "", err
 		}
@@ -192,7 +199,7 @@ func (b *builder) run(image, dir, out string, env []string, args ...string) erro
 
 // list runs `go list -deps` for the key; its errors read like go build's.
 func (b *builder) list(pkg string) ([]listedPackage, error) {
-	cmd := exec.CommandContext(b.ctx, b.goCmd, "list", "-deps", "-json="+listFields, pkg)
+	cmd := exec.CommandContext(b.ctx, b.goCmd, "list", "-deps", "-json="+listFields, "--", pkg)
 	cmd.Dir = b.dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

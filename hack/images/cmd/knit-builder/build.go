@@ -27,60 +27,48 @@ import (
 // Job's log has all of them.
 const errorLines = 12
 
-// build runs the steps and says how they went; its log goes to out.
+// build runs o.step (all of them when it is empty) and says how it went;
+// its log goes to out. In a build Job each step is a container of its
+// own (gitsync/build's Job): fetch holds the Git credentials, compile
+// runs go build of the user's tree with no credentials at all, push holds
+// the registry's and only reads the binary compile left in the
+// workspace.
 func build(ctx context.Context, o options, out io.Writer) result {
 	var res result
 	if err := o.validate(); err != nil {
 		res.Error = err.Error()
 		return res
 	}
-	tag, err := name.NewTag(o.image+":"+o.tag, o.nameOptions()...)
-	if err != nil {
-		res.Error = fmt.Sprintf("image %s:%s: %v", o.image, o.tag, err)
-		return res
-	}
-	if digest, err := existing(ctx, tag, o.remoteOptions(ctx)); err == nil {
-		logf(out, "%s is in the registry already: nothing to build", tag)
-		res.Image, res.Reused = tag.Context().Name()+"@"+digest, true
-		return res
-	}
 	src := filepath.Join(o.workspace, "src")
-	began := time.Now()
-	err = fetch(ctx, o, src, out)
-	res.Fetch = seconds(time.Since(began))
-	if err != nil {
-		res.Error = err.Error()
-		return res
+	bin := filepath.Join(o.workspace, binName)
+	steps := []struct {
+		name string
+		took *string
+		run  func() error
+	}{
+		{stepCache, nil, func() error { return os.MkdirAll(o.cacheDir, 0o775) }},
+		{stepFetch, &res.Fetch, func() error { return fetch(ctx, o, src, out) }},
+		{stepCompile, &res.Compile, func() error { return compile(ctx, o, src, bin, out) }},
+		{stepPush, &res.Push, func() (err error) { res.Image, err = push(ctx, o, out); return err }},
 	}
-	bin := filepath.Join(o.workspace, "out", o.program())
-	began = time.Now()
-	err = compile(ctx, o, src, bin, out)
-	res.Compile = seconds(time.Since(began))
-	if err != nil {
-		res.Error = err.Error()
-		return res
-	}
-	began = time.Now()
-	res.Image, err = push(ctx, o, tag, bin, out)
-	res.Push = seconds(time.Since(began))
-	if err != nil {
-		res.Error = err.Error()
+	for _, s := range steps {
+		if !o.runs(s.name) {
+			continue
+		}
+		began := time.Now()
+		err := s.run()
+		if s.took != nil {
+			*s.took = seconds(time.Since(began))
+		}
+		if err != nil {
+			res.Image, res.Error = "", err.Error()
+			return res
+		}
 	}
 	return res
 }
 
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + "s" }
-
-// existing is the digest of tag in the registry, an error when it is not
-// there (or the registry cannot say: then the build runs and the push
-// reports the registry's problem).
-func existing(ctx context.Context, tag name.Tag, opts []remote.Option) (string, error) {
-	desc, err := remote.Head(tag, opts...)
-	if err != nil {
-		return "", err
-	}
-	return desc.Digest.String(), nil
-}
 
 // fetch checks out exactly the commit into dir: a shallow fetch of the
 // SHA, which Git servers allow for reachable commits (protocol v2), else
@@ -94,13 +82,15 @@ func fetch(ctx context.Context, o options, dir string, out io.Writer) error {
 	if err := git("init", "-q"); err != nil {
 		return fmt.Errorf("git init: %w", err)
 	}
-	if err := git("-c", "protocol.version=2", "fetch", "-q", "--depth=1", o.source, o.commit); err != nil {
+	// "--" ends git's options: the URL is the repository's, not a flag
+	// (--upload-pack=… would run a command).
+	if err := git("-c", "protocol.version=2", "fetch", "-q", "--depth=1", "--", o.source, o.commit); err != nil {
 		logf(out, "a shallow fetch of the commit failed; fetching every branch")
-		if err := git("fetch", "-q", o.source, "+refs/heads/*:refs/remotes/origin/*"); err != nil {
+		if err := git("fetch", "-q", "--", o.source, "+refs/heads/*:refs/remotes/origin/*"); err != nil {
 			return fmt.Errorf("git fetch %s: %w", o.source, err)
 		}
 	}
-	if err := git("-c", "advice.detachedHead=false", "checkout", "-q", o.commit); err != nil {
+	if err := git("-c", "advice.detachedHead=false", "checkout", "-q", "--detach", o.commit, "--"); err != nil {
 		return fmt.Errorf("git checkout %s: %w", o.commit, err)
 	}
 	return nil
@@ -133,7 +123,10 @@ func compile(ctx context.Context, o options, src, bin string, out io.Writer) err
 	logf(out, "go build %s for %s", o.pkg, o.platform)
 	var output bytes.Buffer
 	env := []string{"GOOS=" + goos, "GOARCH=" + goarch, "CGO_ENABLED=0", "GOTOOLCHAIN=local"}
-	err := run(ctx, io.MultiWriter(out, &output), src, env, o.goCmd, "build", "-trimpath", "-buildvcs=false", "-o", bin, o.pkg)
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		return fmt.Errorf("compile: %w", err)
+	}
+	err := run(ctx, io.MultiWriter(out, &output), src, env, o.goCmd, compileArgs(bin, o.pkg)...)
 	if err != nil {
 		lines := firstErrorLines(output.String())
 		if len(lines) == 0 {
@@ -142,6 +135,13 @@ func compile(ctx context.Context, o options, src, bin string, out io.Writer) err
 		return errors.New(strings.Join(lines, "\n"))
 	}
 	return nil
+}
+
+// compileArgs is go build's command line. pkg was checked (checkPackage)
+// and "--" ends go's flags besides: whatever the package path says, go
+// reads it as a package, never as a flag such as -toolexec.
+func compileArgs(bin, pkg string) []string {
+	return []string{"build", "-trimpath", "-buildvcs=false", "-o", bin, "--", pkg}
 }
 
 // firstErrorLines picks what says why a build failed out of go's output,
@@ -160,20 +160,30 @@ func firstErrorLines(output string) []string {
 	return lines
 }
 
-// push packs the binary and pushes it under tag, returning the image by
-// digest.
-func push(ctx context.Context, o options, tag name.Tag, bin string, out io.Writer) (string, error) {
+// push packs the binary and pushes it as <image>:<tag>, returning the
+// image by digest. The tag is for people; knit trusts the digest it
+// records, not the tag, which anything with push rights may move.
+func push(ctx context.Context, o options, out io.Writer) (string, error) {
+	tag, err := name.NewTag(o.image+":"+o.tag, o.nameOptions()...)
+	if err != nil {
+		return "", fmt.Errorf("image %s:%s: %w", o.image, o.tag, err)
+	}
+	private, err := copyBinary(o.workspace, filepath.Join(os.TempDir(), "knit-builder-app"))
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(private)
 	_, goarch, _ := o.goosArch()
 	dest := "/ko-app/" + o.program()
 	img, err := pack.Image(pack.Spec{
-		Files:      []pack.File{{Src: bin, Dest: dest}},
+		Files:      []pack.File{{Src: private, Dest: dest}},
 		Entrypoint: []string{dest},
 		Env:        []string{"KO_DATA_PATH=/var/run/ko"},
 		CABundle:   o.caBundle,
 		Arch:       goarch,
 	})
 	if err != nil {
-		return "", fmt.Errorf("pack %s: %w", bin, err)
+		return "", fmt.Errorf("pack %s: %w", binName, err)
 	}
 	digest, err := img.Digest()
 	if err != nil {

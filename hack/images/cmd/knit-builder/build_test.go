@@ -100,14 +100,6 @@ func TestBuildPushesTheCommitsBinary(t *testing.T) {
 		t.Errorf("entrypoint = %q, want /ko-app/hello", got)
 	}
 
-	// The same key again: the registry has it, nothing is built.
-	again := o
-	again.workspace = t.TempDir()
-	res2 := build(context.Background(), again, &log)
-	if res2.Image != res.Image || !res2.Reused || res2.Compile != "" {
-		t.Errorf("second build of the key = %+v, want %s reused without compiling", res2, res.Image)
-	}
-
 	// Another registry, another workspace: the same digest (reproducible).
 	other := testOptions(t, src, sha, newRegistry(t))
 	res3 := build(context.Background(), other, &log)

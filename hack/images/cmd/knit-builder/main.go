@@ -1,20 +1,27 @@
 // Command knit-builder is the entrypoint of the knit-toolchain image: it
 // builds one ko:// image of one commit inside a build Job that knit's
 // controller created (package gitsync/build in knit's module), and pushes
-// it to the operator's registry:
+// it to the operator's registry. The Job runs each step in a container of
+// its own (--step), so that the one that compiles the user's code holds
+// no credential:
 //
-//  1. if the registry already holds <image>:<tag> (the tag is the build
-//     key), it reports that image's digest and stops;
-//  2. it fetches exactly the commit with the git CLI (credentials from
-//     $GIT_USERNAME/$GIT_PASSWORD or $GIT_BEARERTOKEN, passed to git
+//  1. cache: creates the namespace's directory on the cache claim;
+//  2. fetch: fetches exactly the commit with the git CLI (credentials
+//     from $GIT_USERNAME/$GIT_PASSWORD or $GIT_BEARERTOKEN, passed to git
 //     through its environment, never its arguments);
-//  3. it runs `go build -trimpath -buildvcs=false` of the package, so the
-//     binary depends on the tree alone, as ko builds it;
-//  4. it packs the binary at /ko-app/<name> onto an empty base with the CA
-//     bundle (package pack: fixed timestamps, so equal binaries give equal
-//     digests) and pushes it (credentials from $DOCKER_CONFIG).
+//  3. compile: runs `go build -trimpath -buildvcs=false -- <package>`, so
+//     the binary depends on the tree alone, as ko builds it, and the
+//     package is never read as a flag;
+//  4. push: packs the binary at /ko-app/<name> onto an empty base with
+//     the CA bundle (package pack: fixed timestamps, so equal binaries
+//     give equal digests) and pushes it (credentials from $DOCKER_CONFIG).
+//     It only reads the binary, as a regular file inside the workspace.
 //
-// Its outcome is the container's termination message, the JSON the
+// Without --step it runs fetch, compile and push in one process (tests,
+// by hand). The registry is never asked whether a key was built: the
+// controller records what each key built and trusts only that.
+//
+// Its outcome is each container's termination message, the JSON the
 // controller reads (gitsync/build.Result); its output, the Job's logs, is
 // the git and go output a user reads when a build fails.
 //

@@ -1,22 +1,34 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"path"
 	"strings"
 )
 
+// The steps of a build, in order; --step runs one, by default all.
+const (
+	stepCache   = "cache"
+	stepFetch   = "fetch"
+	stepCompile = "compile"
+	stepPush    = "push"
+)
+
 // options are the builder's flags, as gitsync/build's Job passes them.
 type options struct {
+	step                  string
 	source, commit, pkg   string
 	image, tag, platform  string
 	insecure              bool
 	workspace, caBundle   string
+	cacheDir              string
 	terminationLog, goCmd string
 }
 
 func (o *options) register(fl *flag.FlagSet) {
+	fl.StringVar(&o.step, "step", "", "run one step: cache, fetch, compile or push; all but cache when empty")
 	fl.StringVar(&o.source, "source", "", "Git URL to fetch the commit from")
 	fl.StringVar(&o.commit, "commit", "", "full SHA of the commit to build")
 	fl.StringVar(&o.pkg, "package", "", "package to build, relative to the repository's root (./cmd/hello) or an import path")
@@ -25,26 +37,93 @@ func (o *options) register(fl *flag.FlagSet) {
 	fl.StringVar(&o.platform, "platform", "linux/amd64", "os/arch of the image")
 	fl.BoolVar(&o.insecure, "insecure", false, "allow plain HTTP and unverified TLS to the registry")
 	fl.StringVar(&o.workspace, "workspace", "/workspace", "scratch directory for the checkout and the binary")
+	fl.StringVar(&o.cacheDir, "cache-dir", "", "directory the cache step creates")
 	fl.StringVar(&o.caBundle, "ca-bundle", "/etc/ssl/certs/ca-certificates.crt", "CA bundle copied into the image; empty for none")
 	fl.StringVar(&o.terminationLog, "termination-log", "/dev/termination-log", "where the JSON result goes (- for stdout)")
 	fl.StringVar(&o.goCmd, "go", "go", "the go command")
 }
 
+// runs reports whether the step is one o runs.
+func (o *options) runs(step string) bool {
+	if o.step == "" {
+		return step != stepCache
+	}
+	return o.step == step
+}
+
+// required are the flags each step needs.
+var required = map[string][]string{
+	stepCache:   {"cache-dir"},
+	stepFetch:   {"source", "commit"},
+	stepCompile: {"package"},
+	stepPush:    {"image", "tag"},
+}
+
 func (o *options) validate() error {
+	switch o.step {
+	case "", stepCache, stepFetch, stepCompile, stepPush:
+	default:
+		return fmt.Errorf("--step %q is none of cache, fetch, compile, push", o.step)
+	}
+	values := map[string]string{"source": o.source, "commit": o.commit, "package": o.pkg, "image": o.image, "tag": o.tag, "cache-dir": o.cacheDir}
 	var missing []string
-	for name, v := range map[string]string{"source": o.source, "commit": o.commit, "package": o.pkg, "image": o.image, "tag": o.tag} {
-		if v == "" {
-			missing = append(missing, "--"+name)
+	for _, step := range []string{stepCache, stepFetch, stepCompile, stepPush} {
+		for _, name := range required[step] {
+			if o.runs(step) && values[name] == "" {
+				missing = append(missing, "--"+name)
+			}
 		}
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("missing %s", strings.Join(missing, ", "))
+	}
+	if o.commit != "" && !isSHA(o.commit) {
+		return fmt.Errorf("--commit %q is not a full commit SHA", o.commit)
+	}
+	if o.pkg != "" {
+		if err := checkPackage(o.pkg); err != nil {
+			return err
+		}
 	}
 	if _, _, err := o.goosArch(); err != nil {
 		return err
 	}
 	return nil
 }
+
+func isSHA(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	return strings.Trim(s, "0123456789abcdef") == ""
+}
+
+// checkPackage refuses a package go would not read as one plain package.
+// The controller checked it already (gitsync/build/kopath, which this
+// module cannot import: it keeps knit's module graph out); this is the
+// same rule, kept short — one path of clean elements of
+// [A-Za-z0-9-._~+] — and go build gets "--" before it besides.
+func checkPackage(pkg string) error {
+	bad := errors.New("not a package path: want ./dir or an import path")
+	if pkg == "." || pkg == "./" {
+		return nil
+	}
+	rel := strings.TrimPrefix(pkg, "./")
+	if reservedPatterns[pkg] || len(pkg) > 512 || rel == "" || path.Clean(rel) != rel {
+		return fmt.Errorf("--package %q: %w", pkg, bad)
+	}
+	for elem := range strings.SplitSeq(rel, "/") {
+		if elem == "" || elem[0] == '-' || elem[0] == '.' || elem[len(elem)-1] == '.' || strings.Trim(elem, pathChars) != "" {
+			return fmt.Errorf("--package %q: %w", pkg, bad)
+		}
+	}
+	return nil
+}
+
+// reservedPatterns are go's pattern names, which are not packages.
+var reservedPatterns = map[string]bool{"all": true, "std": true, "cmd": true, "tool": true, "work": true}
+
+const pathChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~+"
 
 // goosArch splits --platform.
 func (o *options) goosArch() (goos, goarch string, err error) {

@@ -1,0 +1,41 @@
+//go:build !unit
+
+package gitrepository
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+)
+
+// A pushed Service whose ko:// image is a go build flag in disguise is
+// rejected before anything builds or applies: Synced says which image and
+// why, and the Service keeps the revision of the last good commit.
+func TestFlagLikeKoImageIsRejected(t *testing.T) {
+	ns := newNamespace(t)
+	g := newGitRepo(t)
+	first := g.commit("Say hello", map[string]string{"kustomization.yaml": "resources:\n  - service.yaml\n", "service.yaml": serviceYAML("World")})
+	createRepo(t, ns, "hello", g.dir)
+	waitTemplate(t, ns, "hello-"+first[:7])
+
+	evil := strings.Replace(serviceYAML("pwned"), "ko://./cmd/hello", `"ko://-toolexec=/bin/sh -c id"`, 1)
+	bad := g.commit("Build with a flag", map[string]string{"service.yaml": evil})
+	trigger(ns, "hello")
+	eventually(t, "Synced False naming the image", func(ctx context.Context) (bool, string) {
+		synced, repo := repoCondition(ctx, ns, "hello", knitv1alpha1.GitRepositoryConditionSynced)
+		if repo == nil {
+			return false, "no repository"
+		}
+		ok := synced.IsFalse() && synced.Reason == knitv1alpha1.ReasonCommitRejected &&
+			strings.Contains(synced.Message, "ko://-toolexec") && strings.Contains(synced.Message, "starts with '-'") &&
+			strings.Contains(synced.Message, "keeps serving")
+		return ok, fmt.Sprintf("Synced %+v", synced)
+	})
+	svc, err := getService(context.Background(), ns, "hello")
+	if err != nil || svc.Spec.Template.Name != "hello-"+first[:7] || strings.Contains(svc.Spec.Template.Spec.Containers[0].Image, "toolexec") {
+		t.Errorf("the rejected commit %s changed Service hello: %v", bad[:7], err)
+	}
+}
