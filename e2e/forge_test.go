@@ -80,7 +80,7 @@ func (j *forgeJourney) setup(t *testing.T) {
 	// Gitea and the sink listen on loopback: the operator allows them.
 	allowEgress(t, j.c, strings.TrimPrefix(j.forge.URL, "http://"), j.sink.addr())
 	objs := []client.Object{
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "gitea"}, Data: map[string][]byte{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "gitea", Labels: map[string]string{"knit.dev/git-credentials": "true"}}, Data: map[string][]byte{
 			"username": []byte(j.forge.User), "password": []byte(j.forge.Token), "webhookSecret": []byte(forgeSecret),
 		}},
 		&knitv1alpha1.EventSink{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "canaries"},

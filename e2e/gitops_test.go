@@ -309,7 +309,7 @@ func (j *gitopsJourney) badCommits(t *testing.T) {
 func (j *gitopsJourney) webhook(t *testing.T) {
 	ctx := context.Background()
 	secret := []byte("journey-webhook-secret")
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello-webhook"}, Data: map[string][]byte{"webhookSecret": secret}}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello-webhook", Labels: map[string]string{"knit.dev/git-credentials": "true"}}, Data: map[string][]byte{"webhookSecret": secret}}
 	if err := j.c.Create(ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +320,7 @@ func (j *gitopsJourney) webhook(t *testing.T) {
 	}
 
 	head := j.app.head()
-	body := []byte(fmt.Sprintf(`{"ref":"refs/heads/main","before":%q,"after":%q,"repository":{"id":1,"full_name":"journey/hello"},`+
+	body := []byte(fmt.Sprintf(`{"ref":"refs/heads/main","before":%q,"after":%q,"repository":{"id":1,"full_name":"git/hello"},`+
 		`"pusher":{"name":"ada"},"sender":{"login":"ada"},"head_commit":{"id":%q,"message":"Recover","author":{"name":%q,"email":%q}}}`,
 		j.app.git("rev-parse", "HEAD~1")[:40], head, head, gitAuthorName, gitAuthorEmail))
 	url := "http://" + j.d.gitAddr + "/hooks/github/hello"

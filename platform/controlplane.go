@@ -62,6 +62,9 @@ type ControlPlaneOptions struct {
 	// GitServer is knit's Git server, whose token the GitRepository
 	// reconciler presents when it fetches from it; nil for none.
 	GitServer *gitrepository.GitServer
+	// GitOpsIdentity bounds what GitOps syncs write: the default
+	// ServiceAccount they impersonate and the kinds any may allow.
+	GitOpsIdentity gitrepository.Identity
 	// GitTriggers wakes a repository at once; nil when pushes reach the
 	// reconciler through the API instead (the requested-at annotation).
 	GitTriggers <-chan event.GenericEvent
@@ -122,10 +125,12 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 				return err
 			}
 			return gitrepository.SetupWithManager(mgr, gitrepository.Options{Cache: opts.GitCache, Announcer: announcer, Triggers: opts.GitTriggers,
-				Builder: builder, GitServer: opts.GitServer})
+				Builder: builder, GitServer: opts.GitServer, Identity: opts.GitOpsIdentity})
 		}},
 		{"announce", func() error { return announcer.SetupWithManager(mgr) }},
-		{"pullrequest", func() error { return pullrequest.SetupWithManager(mgr, pullrequest.Options{Announcer: announcer}) }},
+		{"pullrequest", func() error {
+			return pullrequest.SetupWithManager(mgr, pullrequest.Options{Announcer: announcer, Egress: egressPolicy})
+		}},
 	}...)
 	if opts.Webhooks {
 		steps = append(steps, step{"admission webhooks", func() error { return webhooks.Setup(mgr, webhooks.FromStore(opts.Store)) }})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,6 +15,7 @@ import (
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/gitsync/plan"
+	prmodel "github.com/knitops/knit/gitsync/pullrequest"
 )
 
 // previewsInto stamps the preview Revisions of the open pull requests
@@ -49,7 +51,11 @@ func (p *pass) preview(ctx context.Context, pr *knitv1alpha1.PullRequest, branch
 		out.err = fmt.Sprintf("head branch %q is not in the repository", pr.Spec.HeadBranch)
 		return nil
 	}
-	head, commit, err := p.commit(pr.Spec.HeadBranch, false, sha)
+	if msg := untrusted(p.repo, pr, sha); msg != "" {
+		out.err = msg
+		return nil
+	}
+	head, commit, err := p.commit(headName(pr), false, sha)
 	if err != nil {
 		return err
 	}
@@ -107,6 +113,36 @@ func (p *pass) preview(ctx context.Context, pr *knitv1alpha1.PullRequest, branch
 		out.err, out.ready = "the head changes none of the base branch's Services", false
 	}
 	return nil
+}
+
+// untrusted says why the head sha of pr must not be previewed, "" when
+// it may. A fork's head is its author's code, built and run with the
+// repository's identity: it is previewed only from the forge's pull ref
+// (never a base branch of the same name), at the commit the forge
+// reported, once a maintainer approved that commit.
+func untrusted(repo *knitv1alpha1.GitRepository, pr *knitv1alpha1.PullRequest, sha string) string {
+	if !prmodel.IsFork(pr) {
+		return ""
+	}
+	switch {
+	case !strings.HasPrefix(pr.Spec.HeadBranch, "refs/"):
+		return fmt.Sprintf("pull request from a fork: its head %q is not the forge's pull ref; not previewed", pr.Spec.HeadBranch)
+	case pr.Spec.HeadCommit != "" && pr.Spec.HeadCommit != sha:
+		return fmt.Sprintf("pull request from a fork: %s is at %.12s, the forge reported %.12s; waiting for the forge", pr.Spec.HeadBranch, sha, pr.Spec.HeadCommit)
+	case !prmodel.Approved(pr, sha):
+		return fmt.Sprintf("pull request from a fork: waiting for a maintainer to add the %q label for commit %.12s", prmodel.ApprovalLabel(repo), sha)
+	}
+	return ""
+}
+
+// headName is the head's branch as the preview's labels carry it: a
+// fork's pull ref (refs/pull/7/head) as pull-7-head, since a label value
+// has no slashes.
+func headName(pr *knitv1alpha1.PullRequest) string {
+	if !strings.HasPrefix(pr.Spec.HeadBranch, "refs/") {
+		return pr.Spec.HeadBranch
+	}
+	return fmt.Sprintf("pull-%d-head", pr.Spec.Number)
 }
 
 // ensurePreview creates a preview Revision, with repo's identity

@@ -11,12 +11,18 @@ import (
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	"github.com/knitops/knit/gitsync/canary"
+	prmodel "github.com/knitops/knit/gitsync/pullrequest"
 )
 
 // reconcileCanary moves pr's stepped canary on and returns when to look
 // again. It sets status.canary and the Canary condition.
 func (r *Reconciler) reconcileCanary(ctx context.Context, pr *knitv1alpha1.PullRequest, commit string) (time.Duration, error) {
-	p, src, err := canary.Resolve(pr.Spec.Description, pr.Spec.Labels, pr.Status.CanaryAnnotation)
+	if !prmodel.Approved(pr, commit) {
+		// A fork's head no maintainer approved gets no traffic.
+		pr.Status.Canary = nil
+		return 0, nil
+	}
+	p, src, err := planFor(pr)
 	switch {
 	case err != nil:
 		pr.Status.Canary = &knitv1alpha1.CanaryStatus{Phase: knitv1alpha1.CanaryInvalid, Message: err.Error()}
@@ -102,10 +108,4 @@ func markCanary(s *knitv1alpha1.PullRequestStatus, c *knitv1alpha1.CanaryStatus)
 		}
 		s.MarkCanaryProgressing(msg)
 	}
-}
-
-// autoMerge: the canary's plan asks for a merge once every step passed.
-func autoMerge(pr *knitv1alpha1.PullRequest) bool {
-	p, src, err := canary.Resolve(pr.Spec.Description, pr.Spec.Labels, pr.Status.CanaryAnnotation)
-	return err == nil && src != canary.SourceNone && p.AutoMerge
 }

@@ -16,6 +16,7 @@ import (
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/controllers/conflict"
 	"github.com/knitops/knit/gitsync/canary"
+	"github.com/knitops/knit/gitsync/egress"
 	"github.com/knitops/knit/gitsync/forgeapi"
 	"github.com/knitops/knit/gitsync/plan"
 	prmodel "github.com/knitops/knit/gitsync/pullrequest"
@@ -26,7 +27,8 @@ import (
 type Forge interface {
 	SetStatus(ctx context.Context, sha string, s forgeapi.Status) error
 	UpsertComment(ctx context.Context, number int64, marker, body string) error
-	Merge(ctx context.Context, number int64) error
+	// Merge merges number only if its head is still sha.
+	Merge(ctx context.Context, number int64, sha string) error
 }
 
 // Announcer hears about canaries that failed, for the user's event sinks.
@@ -43,6 +45,12 @@ type Options struct {
 	// Metrics reads a revision's queue-proxy metrics, per replica URL.
 	// Default: MetricsFromEndpoints over the manager's client.
 	Metrics func(ctx context.Context, namespace, revision string) (map[string]canary.Snapshot, error)
+	// Egress is the policy forge API calls obey (statuses, comments,
+	// merges): config-network's, so a repository URL on loopback, a
+	// link-local address or the control plane gets no call unless the
+	// operator allows it. nil refuses those addresses outright.
+	// Used by the default Forges only.
+	Egress func() *egress.Policy
 	// Announcer is told about failed canaries; nil for none.
 	Announcer Announcer
 	// Now is the clock; time.Now when nil.
@@ -68,7 +76,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	r := &Reconciler{client: mgr.GetClient(), forges: opts.Forges, metrics: opts.Metrics, announcer: opts.Announcer, now: opts.Now, windows: newWindows(),
 		events: mgr.GetEventRecorder("knit-pullrequest")}
 	if r.forges == nil {
-		r.forges = ForgeFromSecret(mgr.GetAPIReader())
+		r.forges = ForgeFromSecret(mgr.GetAPIReader(), opts.Egress)
 	}
 	if r.metrics == nil {
 		if err := endpointslices.Index(context.Background(), mgr.GetCache()); err != nil {

@@ -14,6 +14,15 @@
 //     for the next push. All steps passed marks knit/canary success and,
 //     when asked, merges through the forge.
 //
+// Who may ask for what (trust.go): a pull request from a fork gets no
+// preview, canary traffic or merge until a maintainer adds the approval
+// label (knit/approved) for its head commit, and a push after that needs
+// the label again; automerge is read only from the knit/automerge label;
+// thresholds written in the description or the head's annotation may
+// only be stricter than the defaults, and a fork's are not read. A merge
+// is pinned to the analysed commit, and the forge's answers never reach
+// the PullRequest's status, only knit's summary of them.
+//
 // controller.go wires it, pullrequest.go runs the phases, step.go is the
 // canary's state machine and report.go what the forge is told: the last two
 // are pure and table-tested.

@@ -11,8 +11,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	"github.com/knitops/knit/gitsync/egress"
 	"github.com/knitops/knit/gitsync/forge"
 	"github.com/knitops/knit/gitsync/forgeapi"
+	gitsource "github.com/knitops/knit/gitsync/source"
 )
 
 // TokenKeys are the keys of a GitRepository's Secret knit reads a forge
@@ -27,7 +29,12 @@ var errNoToken = errors.New("no API token: add apiToken (or bearerToken) to the 
 // ForgeFromSecret makes a repository's forge client from its provider,
 // URL and Secret, read uncached through r (Secrets are not worth a
 // cluster-wide watch). Repositories without a forge provider get none.
-func ForgeFromSecret(r client.Reader) func(ctx context.Context, repo *knitv1alpha1.GitRepository) (Forge, error) {
+// Every call obeys policy (nil: knit's default, which refuses loopback,
+// link-local and control-plane addresses).
+func ForgeFromSecret(r client.Reader, policy func() *egress.Policy) func(ctx context.Context, repo *knitv1alpha1.GitRepository) (Forge, error) {
+	if policy == nil {
+		policy = func() *egress.Policy { return &egress.Policy{} }
+	}
 	return func(ctx context.Context, repo *knitv1alpha1.GitRepository) (Forge, error) {
 		switch repo.Spec.Provider {
 		case knitv1alpha1.GitProviderGitHub, knitv1alpha1.GitProviderGitLab, knitv1alpha1.GitProviderGitea:
@@ -41,9 +48,12 @@ func ForgeFromSecret(r client.Reader) func(ctx context.Context, repo *knitv1alph
 		if err := r.Get(ctx, types.NamespacedName{Namespace: repo.Namespace, Name: repo.Spec.SecretRef.Name}, s); err != nil {
 			return nil, fmt.Errorf("Secret %s of GitRepository %s: %w", repo.Spec.SecretRef.Name, repo.Name, err)
 		}
+		if err := gitsource.CheckCredentialsSecret(s); err != nil {
+			return nil, err // none of its keys goes to the forge
+		}
 		for _, k := range TokenKeys {
 			if tok := s.Data[k]; len(tok) > 0 {
-				return forgeapi.New(forgeapi.Options{Provider: forge.Forge(repo.Spec.Provider), RepoURL: repo.Spec.URL, Token: string(tok)})
+				return forgeapi.New(forgeapi.Options{Provider: forge.Forge(repo.Spec.Provider), RepoURL: repo.Spec.URL, Token: string(tok), Egress: policy})
 			}
 		}
 		return nil, errNoToken
@@ -57,6 +67,7 @@ func ForgeFromSecret(r client.Reader) func(ctx context.Context, repo *knitv1alph
 func (r *Reconciler) report(ctx context.Context, repo *knitv1alpha1.GitRepository, pr *knitv1alpha1.PullRequest, commit string) error {
 	f, err := r.forges(ctx, repo)
 	if err != nil {
+		// Only knit's own errors here: nothing was sent yet.
 		pr.Status.MarkForgeNotReported(knitv1alpha1.ReasonNoForgeClient, err.Error())
 		return nil // nothing to retry until the repository or its Secret changes
 	}
@@ -72,8 +83,11 @@ func (r *Reconciler) report(ctx context.Context, repo *knitv1alpha1.GitRepositor
 	defer func() { pr.Status.Reported = &have }()
 	err = r.tell(ctx, f, pr, want, &have)
 	if err != nil {
+		// The log has the forge's (bounded, sanitized) answer; the status
+		// only knit's words, since whoever runs the address the URL
+		// points at writes that answer.
 		log.FromContext(ctx).Info("Forge not told; retrying", "pullRequest", pr.Name, "err", err.Error())
-		pr.Status.MarkForgeNotReported(knitv1alpha1.ReasonForgeError, err.Error())
+		pr.Status.MarkForgeNotReported(knitv1alpha1.ReasonForgeError, forgeapi.Summary(err))
 		return err
 	}
 	pr.Status.MarkForgeReported()
@@ -101,9 +115,9 @@ func (r *Reconciler) tell(ctx context.Context, f Forge, pr *knitv1alpha1.PullReq
 		}
 		have.Comment = d
 	}
-	if c := pr.Status.Canary; c != nil && c.Phase == knitv1alpha1.CanaryPromoted && autoMerge(pr) && !have.Merged {
-		log.FromContext(ctx).Info("Merging the pull request: its canary passed every step", "pullRequest", pr.Name)
-		if err := f.Merge(ctx, pr.Spec.Number); err != nil {
+	if c := pr.Status.Canary; c != nil && c.Phase == knitv1alpha1.CanaryPromoted && mayMerge(pr, c.Commit) && !have.Merged {
+		log.FromContext(ctx).Info("Merging the pull request: its canary passed every step", "pullRequest", pr.Name, "commit", c.Commit)
+		if err := f.Merge(ctx, pr.Spec.Number, c.Commit); err != nil {
 			return fmt.Errorf("merge: %w", err)
 		}
 		have.Merged = true

@@ -30,7 +30,9 @@ type recordingForge struct {
 	statuses []forgeapi.Status
 	comments []string
 	merged   bool
-	err      error
+	// mergedSHA is the head the last merge was pinned to.
+	mergedSHA string
+	err       error
 }
 
 func (f *recordingForge) SetStatus(_ context.Context, sha string, s forgeapi.Status) error {
@@ -49,7 +51,10 @@ func (f *recordingForge) UpsertComment(_ context.Context, _ int64, _, body strin
 	return nil
 }
 
-func (f *recordingForge) Merge(context.Context, int64) error { f.merged = true; return f.err }
+func (f *recordingForge) Merge(_ context.Context, _ int64, sha string) error {
+	f.merged, f.mergedSHA = true, sha
+	return f.err
+}
 
 type recordingAnnouncer struct{ failed []string }
 
@@ -60,6 +65,12 @@ func (a *recordingAnnouncer) CanaryFailed(_ context.Context, _ *knitv1alpha1.Pul
 // world is a pull request whose preview of head is ready, its repository
 // on a forge, and the base Service's stable revision.
 func world(t *testing.T, description string) client.Client {
+	t.Helper()
+	return worldWith(t, description, nil)
+}
+
+// worldWith is world with the pull request changed by mutate (when set).
+func worldWith(t *testing.T, description string, mutate func(*knitv1alpha1.PullRequest)) client.Client {
 	t.Helper()
 	scheme, err := api.NewScheme()
 	if err != nil {
@@ -72,6 +83,9 @@ func world(t *testing.T, description string) client.Client {
 	}
 	pr.Status.Conditions = duckv1.Conditions{{Type: duckv1.ConditionReady, Status: corev1.ConditionTrue}}
 	pr.Status.URL, pr.Status.RevisionName, pr.Status.BaseService = "http://pr-1-hello.default.localhost", "hello-pr-1-0123456", "hello"
+	if mutate != nil {
+		mutate(pr)
+	}
 	svc := &servingv1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello"}}
 	svc.Status.LatestReadyRevisionName = "hello-abcdef0"
 	objs := []client.Object{
@@ -100,7 +114,11 @@ type rig struct {
 }
 
 func newRig(t *testing.T, description string) *rig {
-	g := &rig{c: world(t, description), forge: &recordingForge{}, announcer: &recordingAnnouncer{}, now: t0,
+	return newRigWith(t, description, nil)
+}
+
+func newRigWith(t *testing.T, description string, mutate func(*knitv1alpha1.PullRequest)) *rig {
+	g := &rig{c: worldWith(t, description, mutate), forge: &recordingForge{}, announcer: &recordingAnnouncer{}, now: t0,
 		metrics: map[string]canary.Snapshot{"hello-abcdef0": snap(0, 0), "hello-pr-1-0123456": snap(0, 0)}}
 	g.r = &Reconciler{
 		client: g.c,
@@ -157,8 +175,8 @@ func TestReconcileSurfacesForgeErrorsAndRetries(t *testing.T) {
 		t.Fatal("a forge error returned nil: it would not be retried")
 	}
 	c := pr.Status.GetCondition(knitv1alpha1.PullRequestConditionForgeReported)
-	if !c.IsFalse() || c.Reason != "ForgeError" || !strings.Contains(c.Message, "bad gateway") {
-		t.Errorf("ForgeReported = %+v, want False ForgeError quoting the forge", c)
+	if !c.IsFalse() || c.Reason != "ForgeError" || !strings.Contains(c.Message, "HTTP 502") || strings.Contains(c.Message, "bad gateway") {
+		t.Errorf("ForgeReported = %+v, want False ForgeError with the status in knit's words, not the forge's answer", c)
 	}
 	if ready := pr.Status.GetCondition(duckv1.ConditionReady); !ready.IsTrue() {
 		t.Errorf("Ready = %+v: a forge outage must not touch the preview", ready)
@@ -224,7 +242,9 @@ func TestReconcileReportsAnInvalidPlan(t *testing.T) {
 }
 
 func TestReconcileAutomergesAPromotedCanary(t *testing.T) {
-	g := newRig(t, "knit: canary 50 every 10s automerge")
+	g := newRigWith(t, "knit: canary 50 every 10s", func(pr *knitv1alpha1.PullRequest) {
+		pr.Spec.Labels, pr.Spec.HeadCommit = []string{"knit/automerge"}, head
+	})
 	if _, _, err := g.reconcile(t); err != nil {
 		t.Fatal(err)
 	}
@@ -239,6 +259,9 @@ func TestReconcileAutomergesAPromotedCanary(t *testing.T) {
 	}
 	if pr.Status.Canary.Phase != knitv1alpha1.CanaryPromoted || !g.forge.merged || !pr.Status.Reported.Merged {
 		t.Fatalf("canary %s, merged %v (reported %v); want promoted and merged once", pr.Status.Canary.Phase, g.forge.merged, pr.Status.Reported.Merged)
+	}
+	if g.forge.mergedSHA != head {
+		t.Errorf("merge pinned to %q, want the analysed head %s", g.forge.mergedSHA, head)
 	}
 	g.forge.merged = false
 	if _, _, err := g.reconcile(t); err != nil || g.forge.merged {

@@ -70,6 +70,9 @@ func parseSpec(spec string) (Plan, error) {
 		case "every":
 			p.Interval, err = parseInterval(arg)
 		case "automerge":
+			// Parsed wherever it is written, so a plan reads back the same;
+			// the pull-request controller honours it only from a maintainer's
+			// knit/automerge label, never from text the author writes.
 			p.AutoMerge = true
 		case "max-5xx":
 			p.Thresholds.Max5xxPoints, err = parsePoints(arg)

@@ -8,7 +8,9 @@
 // path:
 //
 //	POST /hooks/github/<repo>   X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>
-//	POST /hooks/gitlab/<repo>   X-Gitlab-Token: <the secret itself>
+//	POST /hooks/gitlab/<repo>   X-Gitlab-Token: <the secret itself>, or, when the secret
+//	                            is a signing secret (whsec_<base64>): webhook-id,
+//	                            webhook-timestamp, webhook-signature (Standard Webhooks)
 //	POST /hooks/gitea/<repo>    X-Gitea-Signature: <hex HMAC-SHA256 of the body>
 //	POST /hooks/generic/<repo>  X-Knit-Signature-256: sha256=<hex HMAC-SHA256 of the body>
 //
@@ -17,16 +19,36 @@
 //	route      unknown forge or empty repo                    404
 //	secret     Options.Secret says ErrRepoNotFound            404; other lookup error 500; empty secret 403
 //	body       larger than Options.MaxBodyBytes               413
-//	verify     missing or wrong signature/token               401 (OnEvent not called)
+//	verify     missing or wrong signature/token, or a signed  401 (OnEvent not called)
+//	           timestamp outside SignatureTolerance
 //	parse      event type or action knit does not act on      202 "ignored: …" (GitHub ping: 200 "pong")
 //	           (an edit of a closed pull request is one)
 //	           malformed JSON or missing fields               400 naming the problem
-//	dedupe     delivery id seen in the last DedupeSize ones   200 "duplicate delivery ignored"
-//	           the same id still being handled                409
-//	deliver    Options.OnEvent returns an error               500 with the error
+//	repository the payload names another repository than the  403 (Options.RepoURL)
+//	           GitRepository's URL
+//	dedupe     body seen in the last DedupeSize deliveries    200 "duplicate delivery ignored"
+//	           the same body still being handled              409
+//	deliver    Options.OnEvent says ErrStale                  409 (a replay or late redelivery)
+//	           Options.OnEvent returns another error          500 with the error
 //
-// A delivery id counts as seen only once OnEvent succeeds, so a forge's
-// redelivery of a failed webhook (same id) is processed again.
+// Deliveries are deduplicated by a hash of the body, which the signature
+// covers, not by the delivery id, which GitHub, Gitea and GitLab's token
+// do not sign: a captured delivery replayed under a new or no id is the
+// same delivery. A body counts as seen only once OnEvent succeeds, so a
+// forge's redelivery of a failed webhook is processed again.
+//
+// # Replays
+//
+// What stops a replayed delivery depends on what the forge signs:
+//
+//	GitHub, Gitea, generic  HMAC of the body only: in-memory dedupe of the body; after a
+//	                        restart, a pull-request event older than the one recorded is
+//	                        refused by its updated_at (ErrStale); a push replay only asks
+//	                        for a fetch of what the branch is now
+//	GitLab, token           a static shared password: anyone who saw one delivery can
+//	                        forge any event; use a signing secret
+//	GitLab, signing secret  HMAC over id, timestamp and body: refused outside
+//	                        SignatureTolerance, deduplicated inside it
 //
 // # Generic webhooks
 //

@@ -1,5 +1,7 @@
 package forge
 
+import "time"
+
 // Kind is what happened in the repository.
 type Kind string
 
@@ -91,8 +93,17 @@ type Event struct {
 	HeadSHA string `json:"headSHA,omitempty"`
 	// Fork is true when the head branch lives in another repository (a
 	// fork): its commits are not fetched with Repo, and its code comes
-	// from someone who may not be trusted to deploy.
+	// from someone who may not be trusted to deploy. Parsers fail closed:
+	// a payload that does not say where the head lives is a fork.
 	Fork bool `json:"fork,omitempty"`
+	// HeadRepo is the full name of the repository holding the head, when
+	// the payload names it (GitHub, Gitea). Pull request only.
+	HeadRepo string `json:"headRepo,omitempty"`
+	// UpdatedAt is when the forge last changed the pull request, from the
+	// signed payload (zero when it carries none). A receiver that has
+	// recorded a later one knows this event is a replay or a late
+	// redelivery. Pull request only.
+	UpdatedAt time.Time `json:"updatedAt,omitempty"`
 	// BaseBranch is where the change would merge. Pull request only.
 	BaseBranch string `json:"baseBranch,omitempty"`
 	// Title of the pull request. Pull request only.

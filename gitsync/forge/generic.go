@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // Headers of knit's generic webhook.
@@ -60,7 +61,7 @@ type GenericPullRequest struct {
 }
 
 // verifyGeneric checks X-Knit-Signature-256.
-func verifyGeneric(h http.Header, body, secret []byte) error {
+func verifyGeneric(h http.Header, body, secret []byte, _ time.Time) error {
 	if err := VerifyHMACSHA256(secret, body, h.Get(HeaderGenericSignature)); err != nil {
 		return fmt.Errorf("%s: %w", HeaderGenericSignature, err)
 	}

@@ -3,6 +3,8 @@ package forge
 import (
 	"fmt"
 	"net/http"
+	"strings"
+	"time"
 )
 
 // Gitea's webhook headers; Forgejo sends the same with X-Forgejo-.
@@ -13,7 +15,7 @@ var (
 )
 
 // verifyGitea checks X-Gitea-Signature: hex HMAC-SHA256 of the body, no prefix.
-func verifyGitea(h http.Header, body, secret []byte) error {
+func verifyGitea(h http.Header, body, secret []byte, _ time.Time) error {
 	if err := VerifyHMACSHA256(secret, body, headerOf(h, headersGiteaSignature...)); err != nil {
 		return fmt.Errorf("%s: %w", headersGiteaSignature[0], err)
 	}
@@ -46,8 +48,26 @@ func parseGitea(h http.Header, body []byte, _ string) (Event, error) {
 	if typ != "push" && typ != "pull_request" {
 		return Event{}, ignore("gitea event %q is not handled", typ)
 	}
-	return parseGitHubShaped(h, body, "gitea", typ, giteaActions, func(p *githubPullRequest) bool {
-		head, base := p.PullRequest.Head, p.PullRequest.Base
-		return head.RepoID != 0 && base.RepoID != 0 && head.RepoID != base.RepoID
-	})
+	return parseGitHubShaped(h, body, "gitea", typ, giteaActions, giteaFork)
+}
+
+// giteaFork says whether a pull request's head lives outside the base
+// repository, by repository id and, when the payload names them, full
+// name. It fails closed: a payload that identifies neither repository is
+// a fork, since the head cannot be shown to be the base's own branch.
+func giteaFork(p *githubPullRequest) bool {
+	head, base := p.PullRequest.Head, p.PullRequest.Base
+	headID, baseID := firstPositive(head.RepoID, repoID(head.Repo)), firstPositive(base.RepoID, repoID(base.Repo))
+	if headID == 0 || baseID == 0 || headID != baseID {
+		return true
+	}
+	return head.Repo != nil && base.Repo != nil && !strings.EqualFold(head.Repo.FullName, base.Repo.FullName)
+}
+
+// repoID is r's id, 0 when r is nil.
+func repoID(r *githubRepo) int64 {
+	if r == nil {
+		return 0
+	}
+	return r.ID
 }

@@ -3,6 +3,8 @@ package forge
 import (
 	"fmt"
 	"net/http"
+	"strings"
+	"time"
 )
 
 // GitHub's webhook headers.
@@ -81,6 +83,8 @@ type githubPullRequest struct {
 		Merged bool         `json:"merged"`
 		Head   githubBranch `json:"head"`
 		Base   githubBranch `json:"base"`
+		// UpdatedAt is RFC 3339 on both forges.
+		UpdatedAt string `json:"updated_at"`
 	} `json:"pull_request"`
 	Repository githubRepo `json:"repository"`
 }
@@ -132,6 +136,10 @@ func (p *githubPullRequest) event(what string, action Action) (Event, error) {
 		Title:      pr.Title,
 		Body:       pr.Body,
 		Author:     firstNonEmpty(pr.User.Login, pr.User.Username),
+		UpdatedAt:  parseTime(pr.UpdatedAt),
+	}
+	if pr.Head.Repo != nil {
+		e.HeadRepo = pr.Head.Repo.FullName
 	}
 	for _, l := range pr.Labels {
 		e.Labels = append(e.Labels, l.Name)
@@ -151,7 +159,7 @@ func firstPositive(a, b int64) int64 {
 }
 
 // verifyGitHub checks X-Hub-Signature-256.
-func verifyGitHub(h http.Header, body, secret []byte) error {
+func verifyGitHub(h http.Header, body, secret []byte, _ time.Time) error {
 	if err := VerifyHMACSHA256(secret, body, h.Get(headerGitHubSignature)); err != nil {
 		return fmt.Errorf("%s: %w", headerGitHubSignature, err)
 	}
@@ -184,9 +192,18 @@ func parseGitHub(h http.Header, body []byte, _ string) (Event, error) {
 	if typ != "push" && typ != "pull_request" {
 		return Event{}, ignore("github event %q is not handled", typ)
 	}
-	return parseGitHubShaped(h, body, "github", typ, githubActions, func(p *githubPullRequest) bool {
-		return p.PullRequest.Head.Repo == nil || p.PullRequest.Head.Repo.FullName != p.Repository.FullName
-	})
+	return parseGitHubShaped(h, body, "github", typ, githubActions, githubFork)
+}
+
+// githubFork says whether a pull request's head lives outside the base
+// repository. It fails closed: a head repository GitHub no longer shows
+// (a deleted fork) or one that differs by id or full name is a fork.
+func githubFork(p *githubPullRequest) bool {
+	head, base := p.PullRequest.Head.Repo, p.PullRequest.Base.Repo
+	if head == nil || head.FullName == "" || !strings.EqualFold(head.FullName, p.Repository.FullName) {
+		return true
+	}
+	return base != nil && head.ID != 0 && base.ID != 0 && head.ID != base.ID
 }
 
 // parseGitHubShaped reads a push or pull_request payload in GitHub's shape,

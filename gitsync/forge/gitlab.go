@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // GitLab's webhook headers.
@@ -73,14 +74,28 @@ type gitlabMergeRequest struct {
 		TargetProjectID int64         `json:"target_project_id"`
 		Action          string        `json:"action"`
 		OldRev          string        `json:"oldrev"`
-		LastCommit      struct {
+		// UpdatedAt is "2006-01-02 15:04:05 UTC" or RFC 3339 by version.
+		UpdatedAt  string `json:"updated_at"`
+		LastCommit struct {
 			ID string `json:"id"`
 		} `json:"last_commit"`
 	} `json:"object_attributes"`
 }
 
-// verifyGitLab checks X-Gitlab-Token, which is the secret itself.
-func verifyGitLab(h http.Header, _, secret []byte) error {
+// verifyGitLab checks a GitLab delivery. With a signing secret
+// (SigningSecretPrefix) it must carry a Standard Webhooks signature over
+// its id, timestamp and body, within SignatureTolerance; X-Gitlab-Token
+// alone is refused. Otherwise X-Gitlab-Token must be the secret itself: a
+// static password that proves nothing about the body or its age, so
+// anyone who sees one delivery can forge others. knit treats it as such a
+// shared secret; the signing token is the stronger option.
+func verifyGitLab(h http.Header, body, secret []byte, now time.Time) error {
+	if isSigningSecret(secret) {
+		if err := VerifyStandardWebhook(h, body, secret, now); err != nil {
+			return fmt.Errorf("%s: %w", headerWebhookSignature, err)
+		}
+		return nil
+	}
 	if err := VerifyToken(secret, h.Get(headerGitLabToken)); err != nil {
 		return fmt.Errorf("%s: %w", headerGitLabToken, err)
 	}
@@ -170,7 +185,9 @@ func parseGitLab(h http.Header, body []byte, _ string) (Event, error) {
 			Merged:     merged,
 			HeadBranch: mr.SourceBranch,
 			HeadSHA:    mr.LastCommit.ID,
-			Fork:       mr.SourceProjectID != 0 && mr.TargetProjectID != 0 && mr.SourceProjectID != mr.TargetProjectID,
+			// Fails closed: a payload without both project ids is a fork.
+			Fork:       mr.SourceProjectID == 0 || mr.TargetProjectID == 0 || mr.SourceProjectID != mr.TargetProjectID,
+			UpdatedAt:  parseTime(mr.UpdatedAt),
 			BaseBranch: mr.TargetBranch,
 			Title:      mr.Title,
 			Body:       mr.Description,

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 )
 
 // Defaults for Options left zero.
@@ -25,6 +26,12 @@ const (
 // repository knit does not track; the Receiver answers 404.
 var ErrRepoNotFound = errors.New("repository not found")
 
+// ErrStale is what OnEvent returns (wrapped) for an event older than what
+// knit already recorded of its pull request: a replay of a captured
+// delivery, or a forge's redelivery overtaken by a later event. The
+// Receiver answers 409 and remembers the delivery as settled.
+var ErrStale = errors.New("event is older than the one already recorded")
+
 // Options configure a Receiver. Secret and OnEvent are required.
 type Options struct {
 	// Secret returns the webhook secret of repo (the <repo> of the URL):
@@ -38,11 +45,24 @@ type Options struct {
 	// the forge's redelivery try again.
 	OnEvent func(ctx context.Context, e Event) error
 
+	// RepoURL, when set, returns the clone URL of the GitRepository repo
+	// names; a verified event whose payload is for another repository
+	// (MatchRepository) is refused with 403 and not delivered. An error
+	// wrapping ErrRepoNotFound answers 404, another error 500.
+	RepoURL func(ctx context.Context, repo string) (string, error)
+	// Now is the clock signed timestamps are checked against; time.Now
+	// when nil.
+	Now func() time.Time
+
 	// MaxBodyBytes bounds a request body; larger ones answer 413.
 	// Zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// DedupeSize is how many recent delivery ids are remembered to ignore
-	// redeliveries of already handled events. Zero means DefaultDedupeSize.
+	// DedupeSize is how many recent deliveries (by a hash of their signed
+	// body) are remembered to ignore redeliveries and replays of already
+	// handled events. The window is in memory: after a restart a replayed
+	// pull-request event is refused by its timestamp instead (ErrStale),
+	// and a replayed push only asks for a fetch of what the branch already
+	// is. Zero means DefaultDedupeSize.
 	DedupeSize int
 	// PathPrefix is where the routes start, ending in a slash. Empty
 	// means DefaultPathPrefix.
@@ -78,6 +98,9 @@ func (o *Options) Validate() error {
 	}
 	if !strings.HasPrefix(o.PathPrefix, "/") || !strings.HasSuffix(o.PathPrefix, "/") {
 		errs = append(errs, fmt.Errorf("PathPrefix %q must start and end with /", o.PathPrefix))
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

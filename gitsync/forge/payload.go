@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // ignoredError marks a well-formed, verified webhook knit does not act on
@@ -98,6 +99,21 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
+}
+
+// payloadTimes are the layouts forges write timestamps in: RFC 3339
+// (GitHub, Gitea, newer GitLab) and GitLab's older "… UTC" form.
+var payloadTimes = []string{time.RFC3339, "2006-01-02 15:04:05 MST", "2006-01-02 15:04:05 -0700"}
+
+// parseTime reads a payload's timestamp; zero when absent or unreadable,
+// which only turns off the staleness check it feeds.
+func parseTime(s string) time.Time {
+	for _, layout := range payloadTimes {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC()
+		}
+	}
+	return time.Time{}
 }
 
 // headerOf returns the first of names set in h, so that Forgejo's

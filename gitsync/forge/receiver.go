@@ -1,16 +1,24 @@
 package forge
 
 import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // forgeSpec is how one forge's webhooks are verified, identified and parsed.
 type forgeSpec struct {
-	verify func(h http.Header, body, secret []byte) error
+	// verify checks the delivery's signature (and, where the forge signs
+	// one, its timestamp against now).
+	verify func(h http.Header, body, secret []byte, now time.Time) error
 	// delivery returns the forge's delivery id, empty when absent.
 	delivery func(h http.Header) string
 	// parse returns the event, an ignoredError, or an error naming what
@@ -27,7 +35,7 @@ var forges = map[Forge]forgeSpec{
 	},
 	ForgeGitLab: {
 		verify:   verifyGitLab,
-		delivery: func(h http.Header) string { return h.Get(headerGitLabDelivery) },
+		delivery: func(h http.Header) string { return headerOf(h, headerWebhookID, headerGitLabDelivery) },
 		parse:    parseGitLab,
 	},
 	ForgeGitea: {
@@ -67,6 +75,18 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mux.ServeHTTP(w, req)
 }
 
+// decoySecret stands in for the secret of a repository that does not
+// exist or has none: its deliveries are read and verified against it, and
+// fail as a bad signature does, with the same answer, so that nobody
+// learns from the answers which GitRepositories exist (the log says
+// which). Nobody knows it, so nothing verifies; a delivery that did is
+// refused all the same.
+var decoySecret = func() []byte {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return b
+}()
+
 // serveHook runs one webhook through the steps the package comment lists.
 func (r *Receiver) serveHook(w http.ResponseWriter, req *http.Request) {
 	ctx := req.Context()
@@ -83,19 +103,18 @@ func (r *Receiver) serveHook(w http.ResponseWriter, req *http.Request) {
 	log := r.opts.Logger.With("forge", forge, "repo", repo)
 
 	secret, err := r.opts.Secret(ctx, repo)
+	known := err == nil && len(secret) > 0
 	switch {
 	case errors.Is(err, ErrRepoNotFound):
 		log.Info("Rejecting webhook for unknown repository")
-		http.Error(w, fmt.Sprintf("repository %q not found", repo), http.StatusNotFound)
-		return
+		secret = decoySecret
 	case err != nil:
 		log.Error("Looking up webhook secret failed", "err", err)
 		http.Error(w, "looking up the repository's webhook secret failed", http.StatusInternalServerError)
 		return
 	case len(secret) == 0:
 		log.Warn("Rejecting webhook: repository has no webhook secret")
-		http.Error(w, fmt.Sprintf("repository %q has no webhook secret configured", repo), http.StatusForbidden)
-		return
+		secret = decoySecret
 	}
 
 	body, err := r.readBody(w, req)
@@ -110,9 +129,13 @@ func (r *Receiver) serveHook(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 
-	if err := spec.verify(req.Header, body, secret); err != nil {
+	if err := spec.verify(req.Header, body, secret, r.opts.Now()); err != nil {
 		log.Warn("Rejecting unverified webhook", "err", err)
 		http.Error(w, err.Error(), http.StatusUnauthorized)
+		return
+	}
+	if !known {
+		http.Error(w, ErrBadSignature.Error(), http.StatusUnauthorized)
 		return
 	}
 
@@ -130,30 +153,74 @@ func (r *Receiver) serveHook(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	ev.Forge, ev.Repo, ev.Delivery = forge, repo, id
-
-	key := string(forge) + "\x00" + repo + "\x00" + id
-	if id != "" {
-		switch r.seen.reserve(key) {
-		case deliveryDone:
-			log.Info("Ignoring duplicate webhook delivery")
-			reply(w, http.StatusOK, "duplicate delivery ignored")
-			return
-		case deliveryPending:
-			http.Error(w, fmt.Sprintf("delivery %q is already being handled", id), http.StatusConflict)
-			return
-		}
-	}
-	log.Info("Received webhook", "kind", ev.Kind, "branch", firstNonEmpty(ev.Branch, ev.HeadBranch), "number", ev.Number, "action", ev.Action)
-	err = r.opts.OnEvent(ctx, ev)
-	if id != "" {
-		r.seen.finish(key, err == nil)
-	}
-	if err != nil {
-		log.Error("Handling webhook failed", "kind", ev.Kind, "err", err)
-		http.Error(w, fmt.Sprintf("handling %s event: %v", ev.Kind, err), http.StatusInternalServerError)
+	if err := r.checkRepository(ctx, ev); err != nil {
+		log.Warn("Rejecting webhook for another repository", "forgeRepo", ev.ForgeRepo, "err", err)
+		http.Error(w, err.Error(), statusOf(err))
 		return
 	}
-	reply(w, http.StatusOK, fmt.Sprintf("ok: %s event delivered", ev.Kind))
+	r.deliver(ctx, w, log, dedupeKey(forge, repo, body), ev)
+}
+
+// dedupeKey names a delivery by what its signature covers, the body,
+// rather than by its delivery id: GitHub, Gitea and GitLab's token mode
+// do not sign the id, so a replay under a fresh or an empty id is the
+// same delivery all the same. A forge's redelivery repeats the body too.
+func dedupeKey(forge Forge, repo string, body []byte) string {
+	sum := sha256.Sum256(body)
+	return string(forge) + "\x00" + repo + "\x00" + hex.EncodeToString(sum[:])
+}
+
+// checkRepository refuses an event whose payload names a repository other
+// than the one the hook's GitRepository tracks. Generic webhooks carry no
+// forge repository: their optional repo field is checked by the parser.
+func (r *Receiver) checkRepository(ctx context.Context, ev Event) error {
+	if r.opts.RepoURL == nil || ev.Forge == ForgeGeneric {
+		return nil
+	}
+	cloneURL, err := r.opts.RepoURL(ctx, ev.Repo)
+	if err != nil {
+		return fmt.Errorf("looking up the repository's URL: %w", err)
+	}
+	return MatchRepository(ev.ForgeRepo, cloneURL)
+}
+
+// deliver dedupes ev by key and hands it to OnEvent.
+func (r *Receiver) deliver(ctx context.Context, w http.ResponseWriter, log *slog.Logger, key string, ev Event) {
+	switch r.seen.reserve(key) {
+	case deliveryDone:
+		log.Info("Ignoring duplicate webhook delivery")
+		reply(w, http.StatusOK, "duplicate delivery ignored")
+		return
+	case deliveryPending:
+		http.Error(w, "this delivery is already being handled", http.StatusConflict)
+		return
+	}
+	log.Info("Received webhook", "kind", ev.Kind, "branch", firstNonEmpty(ev.Branch, ev.HeadBranch), "number", ev.Number, "action", ev.Action)
+	err := r.opts.OnEvent(ctx, ev)
+	// A stale event is settled: a replay of it is as stale.
+	r.seen.finish(key, err == nil || errors.Is(err, ErrStale))
+	switch {
+	case errors.Is(err, ErrStale):
+		log.Warn("Refusing stale webhook: a replay or a late redelivery", "kind", ev.Kind, "err", err)
+		http.Error(w, err.Error(), http.StatusConflict)
+	case err != nil:
+		log.Error("Handling webhook failed", "kind", ev.Kind, "err", err)
+		http.Error(w, fmt.Sprintf("handling %s event: %v", ev.Kind, err), http.StatusInternalServerError)
+	default:
+		reply(w, http.StatusOK, fmt.Sprintf("ok: %s event delivered", ev.Kind))
+	}
+}
+
+// statusOf is the answer to a refused event: 403 for another
+// repository's, 500 when the lookup itself failed.
+func statusOf(err error) int {
+	if errors.Is(err, ErrRepoMismatch) {
+		return http.StatusForbidden
+	}
+	if errors.Is(err, ErrRepoNotFound) {
+		return http.StatusNotFound
+	}
+	return http.StatusInternalServerError
 }
 
 // readBody reads at most MaxBodyBytes; beyond that it fails with

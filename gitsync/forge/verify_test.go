@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestVerifyHMACSHA256(t *testing.T) {
@@ -87,7 +88,7 @@ func TestForgeVerify(t *testing.T) {
 		for k, v := range tc.headers {
 			h.Set(k, v)
 		}
-		err := forges[tc.forge].verify(h, body, secret)
+		err := forges[tc.forge].verify(h, body, secret, time.Now())
 		if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
 			t.Errorf("%s verify with %v = %v, want %v", tc.forge, tc.headers, err, tc.want)
 		}

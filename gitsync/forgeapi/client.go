@@ -24,8 +24,11 @@ type Client interface {
 	// unless body already starts with it.
 	UpsertComment(ctx context.Context, number int64, marker, body string) error
 	// Merge merges pull request number (automerge after a canary passes)
-	// with the repository's default merge commit.
-	Merge(ctx context.Context, number int64) error
+	// with the repository's default merge commit, only if its head is
+	// still sha, the commit the canary analysed: the forge refuses the
+	// merge when the head moved (GitHub 409, Gitea and GitLab 409/405),
+	// so a push after the analysis is never merged unseen.
+	Merge(ctx context.Context, number int64, sha string) error
 }
 
 // State is a commit status's state in GitHub's words; each forge's
@@ -89,6 +92,11 @@ func (s Status) description() string {
 func New(o Options) (Client, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
+	}
+	if o.Egress != nil {
+		if err := o.Egress().CheckURL(o.APIURL); err != nil {
+			return nil, fmt.Errorf("forge API %s: %w", redactURL(o.APIURL), err)
+		}
 	}
 	t := newTransport(&o)
 	switch o.Provider {

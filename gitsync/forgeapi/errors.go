@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/knitops/knit/gitsync/forge"
 )
@@ -84,10 +86,20 @@ func forgeMessage(body []byte) string {
 	if msg == "" {
 		msg = string(bytes.TrimSpace(body))
 	}
+	msg = strings.Map(printable, msg)
 	if len(msg) > maxMessage {
 		msg = strings.ToValidUTF8(msg[:maxMessage], "") + "…"
 	}
 	return msg
+}
+
+// printable keeps a forge's message to one line of visible text for
+// logs: control characters (terminal escapes, newlines) become spaces.
+func printable(r rune) rune {
+	if unicode.IsControl(r) || r == utf8.RuneError {
+		return ' '
+	}
+	return r
 }
 
 // jsonText is a JSON string's value, or other JSON compacted.

@@ -57,10 +57,10 @@ func TestGitea(t *testing.T) {
 				reply: `{"message":"user should have permission to write to the target repository","url":"http://127.0.0.1:3000/api/swagger"}`},
 		}, wantErr: `edit comment 12: gitea API PATCH /api/v1/repos/ada/hello/issues/comments/12: HTTP 403: "user should have permission`, wantStatus: 403},
 
-		{name: "merge", call: func(ctx context.Context, c Client) error { return c.Merge(ctx, 3) },
-			steps: []exchange{{method: "POST", path: repo + "/pulls/3/merge", body: `{"Do":"merge"}`, status: 200}}},
-		{name: "merge refused", call: func(ctx context.Context, c Client) error { return c.Merge(ctx, 3) },
-			steps: []exchange{{method: "POST", path: repo + "/pulls/3/merge", body: `{"Do":"merge"}`, status: 405,
+		{name: "merge", call: func(ctx context.Context, c Client) error { return c.Merge(ctx, 3, sha) },
+			steps: []exchange{{method: "POST", path: repo + "/pulls/3/merge", body: `{"Do":"merge","head_commit_id":"` + sha + `"}`, status: 200}}},
+		{name: "merge refused", call: func(ctx context.Context, c Client) error { return c.Merge(ctx, 3, sha) },
+			steps: []exchange{{method: "POST", path: repo + "/pulls/3/merge", body: `{"Do":"merge","head_commit_id":"` + sha + `"}`, status: 405,
 				reply: `{"message":"Please try again later","url":"http://127.0.0.1:3000/api/swagger"}`}},
 			wantErr: `HTTP 405: "Please try again later"`, wantStatus: 405},
 	})

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/knitops/knit/gitsync/forge"
 )
@@ -50,18 +51,22 @@ func (c *githubClient) UpsertComment(ctx context.Context, number int64, marker, 
 	return upsertComment(ctx, c, number, marker, body)
 }
 
-func (c *githubClient) Merge(ctx context.Context, number int64) error {
-	if number <= 0 {
-		return fmt.Errorf("merge: pull request number %d is not positive", number)
+func (c *githubClient) Merge(ctx context.Context, number int64, sha string) error {
+	if err := checkMerge(number, sha); err != nil {
+		return err
 	}
 	path := c.repo + "/pulls/" + strconv.FormatInt(number, 10) + "/merge"
-	// GitHub: PUT, every field optional (merge_method defaults to merge).
-	// Gitea: POST with its MergePullRequestOption, whose Do is required.
-	mc := call{method: http.MethodPut, path: path, in: struct{}{}}
+	// GitHub: PUT, sha pins the head (409 when it moved), merge_method
+	// defaults to merge. Gitea: POST with its MergePullRequestOption,
+	// whose Do is required and head_commit_id pins the head.
+	mc := call{method: http.MethodPut, path: path, in: struct {
+		SHA string `json:"sha"`
+	}{sha}}
 	if c.t.provider == forge.ForgeGitea {
 		mc = call{method: http.MethodPost, path: path, in: struct {
-			Do string `json:"Do"`
-		}{"merge"}}
+			Do           string `json:"Do"`
+			HeadCommitID string `json:"head_commit_id"`
+		}{"merge", sha}}
 	}
 	if _, err := c.t.do(ctx, mc); err != nil {
 		return fmt.Errorf("merge #%d: %w", number, err)
@@ -99,6 +104,18 @@ func (c *githubClient) editComment(ctx context.Context, _, id int64, body string
 func (c *githubClient) deleteComment(ctx context.Context, _, id int64) error {
 	_, err := c.t.do(ctx, call{method: http.MethodDelete, path: c.repo + "/issues/comments/" + strconv.FormatInt(id, 10)})
 	return err
+}
+
+// checkMerge refuses a merge that names no pull request or no head: an
+// unpinned merge would take whatever the head is by then.
+func checkMerge(number int64, sha string) error {
+	if number <= 0 {
+		return fmt.Errorf("merge: pull request number %d is not positive", number)
+	}
+	if strings.TrimSpace(sha) == "" {
+		return fmt.Errorf("merge #%d: no head commit to pin the merge to", number)
+	}
+	return nil
 }
 
 // shortSHA abbreviates a commit for messages.

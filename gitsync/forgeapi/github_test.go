@@ -96,10 +96,10 @@ func TestGitHub(t *testing.T) {
 				`{"message":"Not Found","documentation_url":"https://docs.github.com/rest/issues/comments#list-issue-comments"}`),
 		}, wantErr: `list comments: github API GET /repos/knitops-demo/shop/issues/42/comments: HTTP 404: "Not Found"`, wantStatus: 404},
 
-		{name: "merge", call: func(ctx context.Context, c Client) error { return c.Merge(ctx, 42) },
-			steps: []exchange{{method: "PUT", path: repo + "/pulls/42/merge", body: `{}`, status: 200, reply: githubMergeReply}}},
-		{name: "merge refused", call: func(ctx context.Context, c Client) error { return c.Merge(ctx, 42) },
-			steps: []exchange{{method: "PUT", path: repo + "/pulls/42/merge", body: `{}`, status: 405,
+		{name: "merge", call: func(ctx context.Context, c Client) error { return c.Merge(ctx, 42, sha) },
+			steps: []exchange{{method: "PUT", path: repo + "/pulls/42/merge", body: `{"sha":"` + sha + `"}`, status: 200, reply: githubMergeReply}}},
+		{name: "merge refused", call: func(ctx context.Context, c Client) error { return c.Merge(ctx, 42, sha) },
+			steps: []exchange{{method: "PUT", path: repo + "/pulls/42/merge", body: `{"sha":"` + sha + `"}`, status: 405,
 				reply: `{"message":"Pull Request is not mergeable","documentation_url":"https://docs.github.com/rest/pulls/pulls#merge-a-pull-request"}`}},
 			wantErr: `merge #42: github API PUT /repos/knitops-demo/shop/pulls/42/merge: HTTP 405: "Pull Request is not mergeable"`, wantStatus: 405},
 	})

@@ -72,11 +72,15 @@ func (c *gitlabClient) UpsertComment(ctx context.Context, number int64, marker, 
 	return upsertComment(ctx, c, number, marker, body)
 }
 
-func (c *gitlabClient) Merge(ctx context.Context, number int64) error {
-	if number <= 0 {
-		return fmt.Errorf("merge: merge request iid %d is not positive", number)
+func (c *gitlabClient) Merge(ctx context.Context, number int64, sha string) error {
+	if err := checkMerge(number, sha); err != nil {
+		return err
 	}
-	if _, err := c.t.do(ctx, call{method: http.MethodPut, path: c.mr(number) + "/merge"}); err != nil {
+	// sha must be the source branch's head, or GitLab refuses (409).
+	in := struct {
+		SHA string `json:"sha"`
+	}{sha}
+	if _, err := c.t.do(ctx, call{method: http.MethodPut, path: c.mr(number) + "/merge", in: in}); err != nil {
 		return fmt.Errorf("merge !%d: %w", number, err)
 	}
 	return nil

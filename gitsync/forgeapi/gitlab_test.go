@@ -90,10 +90,10 @@ func TestGitLab(t *testing.T) {
 			{method: "DELETE", path: notes + "/306", status: 204},
 		}},
 
-		{name: "merge", call: func(ctx context.Context, c Client) error { return c.Merge(ctx, 12) },
-			steps: []exchange{{method: "PUT", path: project + "/merge_requests/12/merge", status: 200, reply: gitlabMergeReply}}},
-		{name: "merge refused", call: func(ctx context.Context, c Client) error { return c.Merge(ctx, 12) },
-			steps:   []exchange{{method: "PUT", path: project + "/merge_requests/12/merge", status: 405, reply: `{"message":"405 Method Not Allowed"}`}},
+		{name: "merge", call: func(ctx context.Context, c Client) error { return c.Merge(ctx, 12, sha) },
+			steps: []exchange{{method: "PUT", path: project + "/merge_requests/12/merge", body: `{"sha":"` + sha + `"}`, status: 200, reply: gitlabMergeReply}}},
+		{name: "merge refused", call: func(ctx context.Context, c Client) error { return c.Merge(ctx, 12, sha) },
+			steps:   []exchange{{method: "PUT", path: project + "/merge_requests/12/merge", body: `{"sha":"` + sha + `"}`, status: 405, reply: `{"message":"405 Method Not Allowed"}`}},
 			wantErr: `merge !12: gitlab API PUT /api/v4/projects/platform%2Fteam%2Fpayments/merge_requests/12/merge: HTTP 405: "405 Method Not Allowed"`, wantStatus: 405},
 	})
 }

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
+	"github.com/knitops/knit/gitsync/egress"
 	"github.com/knitops/knit/gitsync/forge"
 )
 
@@ -48,6 +50,13 @@ type Options struct {
 	// The Client uses a copy that refuses redirects to another host, so
 	// the token never leaves the forge.
 	HTTPClient *http.Client
+	// Egress, when set, is the policy every call obeys: the API URL is
+	// checked when the Client is made, and each connection when it is
+	// dialled, on the address the name resolved to, so a repository URL
+	// pointing at loopback, link-local addresses or the control plane gets
+	// nowhere unless the operator allows it. With a caller's HTTPClient
+	// the policy applies when its Transport is an *http.Transport (or nil).
+	Egress func() *egress.Policy
 	// Log receives one line per retried call; nil discards.
 	Log *slog.Logger
 	// Retry bounds how transient failures are retried.
@@ -96,9 +105,7 @@ func (o *Options) Validate() error {
 		errs = append(errs, errors.New("Token is required: forges do not accept anonymous statuses or comments"))
 	}
 	errs = append(errs, o.Retry.defaults()...)
-	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Timeout: DefaultTimeout}
-	}
+	o.HTTPClient = guarded(o.HTTPClient, o.Egress)
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -153,4 +160,26 @@ func (o Options) LogValue() slog.Value {
 		slog.String("repoURL", redactURL(o.RepoURL)),
 		slog.String("apiURL", redactURL(o.APIURL)),
 	)
+}
+
+// guarded is c (a client with DefaultTimeout when nil) whose connections
+// obey policy, when there is one.
+func guarded(c *http.Client, policy func() *egress.Policy) *http.Client {
+	if c == nil {
+		c = &http.Client{Timeout: DefaultTimeout}
+	}
+	if policy == nil {
+		return c
+	}
+	cp := *c
+	switch t := c.Transport.(type) {
+	case nil:
+		cp.Transport = egress.Transport(policy)
+	case *http.Transport:
+		t = t.Clone()
+		t.DialContext = egress.DialContext(&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}, policy)
+		t.Proxy = nil // a proxy's address is all a dial would see
+		cp.Transport = t
+	}
+	return &cp
 }

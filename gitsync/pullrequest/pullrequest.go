@@ -31,6 +31,9 @@ type Request struct {
 	// Described, when set, replaces the title, description and labels:
 	// a forge's event carries them whole, `knit pr` does not.
 	Described *Description
+	// Provenance, from a forge's event, records whether the head is a
+	// fork's and a maintainer's approval of it, and refuses a stale event.
+	Provenance *Provenance
 }
 
 // Description is what a forge shows of a pull request besides its
@@ -57,6 +60,15 @@ func Upsert(ctx context.Context, c client.Client, r Request) (*knitv1alpha1.Pull
 		return nil, fmt.Errorf("get PullRequest %s: %w", pr.Name, err)
 	}
 	exists := err == nil
+	if p := r.Provenance; p != nil {
+		var labels []string
+		if r.Described != nil {
+			labels = r.Described.Labels
+		}
+		if err := applyProvenance(pr, p, pr.Spec.Labels, labels, r.HeadCommit); err != nil {
+			return nil, err
+		}
+	}
 	pr.Spec.Repository, pr.Spec.Number, pr.Spec.State = r.Repository.Name, r.Number, r.State
 	if r.HeadBranch != "" {
 		pr.Spec.HeadBranch = r.HeadBranch
@@ -84,12 +96,23 @@ func Upsert(ctx context.Context, c client.Client, r Request) (*knitv1alpha1.Pull
 	return pr, nil
 }
 
-// FromForge records a verified forge pull_request event.
+// FromForge records a verified forge pull_request event. A fork's head
+// is recorded as the forge's pull ref (PullRef), never its branch name,
+// which in the base repository names another branch, or none.
 func FromForge(ctx context.Context, c client.Client, repo types.NamespacedName, e forge.Event) error {
+	gr := &knitv1alpha1.GitRepository{}
+	if err := c.Get(ctx, repo, gr); err != nil {
+		return fmt.Errorf("get GitRepository %s: %w", repo, err)
+	}
+	head := e.HeadBranch
+	if e.Fork {
+		head = PullRef(e.Forge, e.Number)
+	}
 	_, err := Upsert(ctx, c, Request{
-		Repository: repo, Number: e.Number, HeadBranch: e.HeadBranch, BaseBranch: e.BaseBranch, HeadCommit: e.HeadSHA,
-		State:     StateOf(e.Action, e.Merged),
-		Described: &Description{Title: e.Title, Body: e.Body, Labels: e.Labels},
+		Repository: repo, Number: e.Number, HeadBranch: head, BaseBranch: e.BaseBranch, HeadCommit: e.HeadSHA,
+		State:      StateOf(e.Action, e.Merged),
+		Described:  &Description{Title: e.Title, Body: e.Body, Labels: e.Labels},
+		Provenance: &Provenance{Fork: e.Fork, UpdatedAt: e.UpdatedAt, ApprovalLabel: ApprovalLabel(gr)},
 	})
 	return err
 }

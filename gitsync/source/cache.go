@@ -132,7 +132,7 @@ func (c *Cache) Fetch(ctx context.Context, key, url string, branches []string, a
 		}
 		out.Heads[b] = h.String()
 		if !r.has(h) {
-			specs = append(specs, config.RefSpec(fmt.Sprintf("+refs/heads/%s:refs/remotes/%s/%s", b, remoteName, b)))
+			specs = append(specs, config.RefSpec(fmt.Sprintf("+%s:refs/remotes/%s/%s", remoteRef(b), remoteName, b)))
 			wants = append(wants, h)
 		}
 	}
@@ -198,11 +198,35 @@ func remoteBranches(ctx context.Context, url string, auth transport.AuthMethod) 
 	}
 	out := map[string]plumbing.Hash{}
 	for _, ref := range refs {
-		if ref.Name().IsBranch() && ref.Type() == plumbing.HashReference {
+		if ref.Type() != plumbing.HashReference {
+			continue
+		}
+		name := ref.Name().String()
+		switch {
+		case isPullRef(name):
+			out[name] = ref.Hash()
+		case ref.Name().IsBranch() && !strings.HasPrefix(ref.Name().Short(), "refs/"):
+			// A branch named like a pull ref would pass for one.
 			out[ref.Name().Short()] = ref.Hash()
 		}
 	}
 	return out, nil
+}
+
+// isPullRef says whether name is a forge's ref of a pull request's head
+// (GitHub and Gitea refs/pull/<n>/head, GitLab
+// refs/merge-requests/<n>/head): how a fork's head is fetched, by its
+// full name, where Fetch's other names are branches.
+func isPullRef(name string) bool {
+	return (strings.HasPrefix(name, "refs/pull/") || strings.HasPrefix(name, "refs/merge-requests/")) && strings.HasSuffix(name, "/head")
+}
+
+// remoteRef is the remote ref Fetch's name b stands for.
+func remoteRef(b string) string {
+	if isPullRef(b) {
+		return b
+	}
+	return "refs/heads/" + b
 }
 
 func (r *repo) has(h plumbing.Hash) bool {
