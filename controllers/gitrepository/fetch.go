@@ -27,7 +27,7 @@ func (r *Reconciler) fetchIfDue(ctx context.Context, repo *knitv1alpha1.GitRepos
 	st.refetch = true // until it succeeds
 	auth, err := r.auth(ctx, repo)
 	if err != nil {
-		repo.Status.MarkFetchFailed(knitv1alpha1.ReasonCredentialsNotFound, err.Error())
+		repo.Status.MarkFetchFailed(authFailedReason(err), err.Error())
 		return err
 	}
 	log.FromContext(ctx).V(1).Info("Fetching", "reason", reason, "branches", branches)

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing/transport"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,7 +15,6 @@ import (
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	"github.com/knitops/knit/controllers/transition"
-	gitsource "github.com/knitops/knit/gitsync/source"
 )
 
 // defaultInterval is the poll period when spec.interval is unset.
@@ -102,22 +99,6 @@ func (r *Reconciler) sync(ctx context.Context, repo *knitv1alpha1.GitRepository,
 	}
 	st.markTooLarge(repo)
 	return prs, done, r.markRevisions(ctx, repo)
-}
-
-// auth reads the credentials Secret, if the repository names one, else
-// presents knit's Git server's token to that server (GitServer).
-func (r *Reconciler) auth(ctx context.Context, repo *knitv1alpha1.GitRepository) (transport.AuthMethod, error) {
-	if repo.Spec.SecretRef != nil {
-		secret := &corev1.Secret{}
-		key := types.NamespacedName{Namespace: repo.Namespace, Name: repo.Spec.SecretRef.Name}
-		if err := r.reader.Get(ctx, key, secret); err != nil {
-			return nil, fmt.Errorf("credentials Secret %s: %w", key, err)
-		}
-		if auth := gitsource.AuthFromSecret(secret.Data); auth != nil {
-			return auth, nil
-		}
-	}
-	return r.gitServer.auth(ctx, repo.Spec.URL)
 }
 
 func (r *Reconciler) pullRequests(ctx context.Context, repo *knitv1alpha1.GitRepository) ([]knitv1alpha1.PullRequest, error) {

@@ -8,6 +8,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 )
 
 // The Git server's token goes to the Git server's repositories only.
@@ -30,7 +33,8 @@ func TestGitServerAuth(t *testing.T) {
 		{name: "the token is not read for another host", server: broken, url: "http://127.0.0.1:9999/git/hello.git"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.server.auth(context.Background(), tc.url)
+			repo := &knitv1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "app"}, Spec: knitv1alpha1.GitRepositorySpec{URL: tc.url}}
+			got, err := tc.server.auth(context.Background(), repo)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("auth = %v, want error %t", err, tc.wantErr)
 			}

@@ -227,18 +227,36 @@ func sign(secret, body []byte) string {
 	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
 }
 
-// webhook: a second GitRepository follows the same repository (its URL
-// without .git, so pushes do not wake it) with a long interval; only a
-// signed forge webhook to the Git server moves it to the pushed commit.
+// hooksRepo is the webhook journey's repository on knit's Git server,
+// assigned to the journey's -hooks namespace at install: only
+// GitRepositories there may fetch it with the server's token.
+const hooksRepo = "journey-hooks"
+
+// webhook: in the namespace that owns hooksRepo, a GitRepository follows
+// it by its URL without .git, with a long interval, so pushes do not wake
+// it; only a signed forge webhook to the Git server moves it to the pushed
+// commit. The GitRepository the Git server itself tracks for hooksRepo is
+// made first and suspended, so the server's own push notification syncs
+// nothing and the webhook's effect is seen alone.
 func (j *journey) webhook(t *testing.T) {
 	ctx := context.Background()
 	hooks := ns + "-hooks"
 	secret := []byte("journey-webhook-secret")
 	key := client.ObjectKey{Namespace: hooks, Name: "hooked"}
+	base := "http://knit-gitserver.knit-system.svc:8090/git/" + hooksRepo
+	tracked := &knitv1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: hooks, Name: hooksRepo}, Spec: knitv1alpha1.GitRepositorySpec{
+		URL: base + ".git", Suspend: true,
+	}}
+	if err := j.c.Create(ctx, tracked); err != nil {
+		t.Fatal(err)
+	}
+	// The journey's commit, pushed to the owned repository before anything
+	// fetches it.
+	j.gitIn(j.gitDir)("push", "-q", j.gitRepoURL(hooksRepo), "main")
 	objs := []client.Object{
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: hooks, Name: "hook-secret"}, Data: map[string][]byte{"webhookSecret": secret}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: hooks, Name: "hook-secret", Labels: map[string]string{"knit.dev/git-credentials": "true"}}, Data: map[string][]byte{"webhookSecret": secret}},
 		&knitv1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: hooks, Name: "hooked"}, Spec: knitv1alpha1.GitRepositorySpec{
-			URL:       strings.TrimSuffix("http://knit-gitserver.knit-system.svc:8090/git/journey-hello.git", ".git"),
+			URL:       base,
 			Interval:  metav1.Duration{Duration: time.Hour},
 			SecretRef: &corev1.LocalObjectReference{Name: "hook-secret"},
 		}},
@@ -248,12 +266,12 @@ func (j *journey) webhook(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	j.waitApplied(key, j.gitSHA)
+	j.waitApplied(key, j.gitSHA) // a new GitRepository fetches at once
 
 	j.writeGitops(j.gitDir, "webhook")
 	git := j.gitIn(j.gitDir)
 	git("commit", "-qam", "Hello webhook")
-	git("push", "-q", j.gitRepoURL("journey-hello"), "main")
+	git("push", "-q", j.gitRepoURL(hooksRepo), "main")
 	sha := git("rev-parse", "HEAD")
 
 	body := fmt.Appendf(nil, `{"kind":"push","repo":%q,"branch":"main","sha":%q,"author":"Ada","message":"Hello webhook"}`, key.String(), sha)

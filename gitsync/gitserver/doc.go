@@ -11,6 +11,13 @@
 //     names, and any IP address with Options.AnyIPHost), else 421: a
 //     browser page whose name was rebound to the server's address names
 //     its own host.
+//   - On a cluster the server speaks HTTPS only (TLSConfig, knit
+//     gitserver --tls-cert-file): the token every request carries opens
+//     every repository, so it crosses the network in clear text only on
+//     loopback (knit dev) or where the operator passed --plain-http.
+//   - Each repository belongs to one namespace (Owners): the server's
+//     users (knit's hub and controller) sync and fetch it only for
+//     GitRepositories of that namespace.
 //   - Every request, fetch or push, must carry Options.Token as the Basic
 //     password (any user name) or as a bearer token, else 401 with a Basic
 //     challenge, which makes git retry with the password of its URL or
@@ -34,6 +41,8 @@
 //     touching the disk, and a push that stored no ref leaves no
 //     repository behind. Fetching or cloning a name nobody pushed is a
 //     404 that says so.
+//   - receive-pack checks every object a push brings (receive.fsckObjects)
+//     and refuses the push if one is malformed.
 //   - Request bodies are bounded by Options.MaxPushBytes, after gzip
 //     decoding (git compresses fetch negotiations). Chunked bodies, which
 //     git uses for pushes over 1 MiB, are streamed to http-backend. A push

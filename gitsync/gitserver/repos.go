@@ -111,6 +111,10 @@ func (s *Server) git(ctx context.Context, args ...string) ([]byte, error) {
 func gitEnv(root string) []string {
 	config := [][2]string{
 		{"http.receivepack", "true"},
+		// Check every object a push brings (receive-pack's fsck) and refuse
+		// the push if one is malformed: knit renders and builds from these
+		// objects, and git's own fetch and clone of them would fail later.
+		{"receive.fsckObjects", "true"},
 		// Keep an automatic gc inside the receive-pack request (and so
 		// inside the repository lock) instead of detached behind it.
 		{"gc.autoDetach", "false"},

@@ -21,6 +21,7 @@ import (
 	"github.com/knitops/knit/gitsync/forge"
 	"github.com/knitops/knit/gitsync/gitserver"
 	"github.com/knitops/knit/gitsync/pullrequest"
+	gitsource "github.com/knitops/knit/gitsync/source"
 )
 
 // DefaultNamespace is where a repository created by a first push deploys
@@ -39,9 +40,15 @@ type Options struct {
 	// (http://<addr>): a pushed repository is tracked at
 	// <BaseURL>/git/<name>.git.
 	BaseURL string
-	// Namespace is where a first push creates its GitRepository.
-	// DefaultNamespace when empty.
+	// Namespace owns every repository RepositoryNamespaces does not
+	// name: a first push creates its GitRepository there, and a push
+	// syncs only GitRepositories there. DefaultNamespace when empty.
 	Namespace string
+	// RepositoryNamespaces assigns repositories, by name, to other
+	// namespaces (gitserver.Owners); the controller must be given the
+	// same, so that only GitRepositories of the owning namespace are
+	// fetched with the token.
+	RepositoryNamespaces map[string]string
 	// Token is the credential every push and fetch must carry
 	// (gitserver.Options.Token); required. Forge webhooks are not Git
 	// requests: they keep their own HMAC signatures.
@@ -67,6 +74,7 @@ type Options struct {
 // refused with 503 so the forge redelivers.
 type Hub struct {
 	opts     Options
+	owners   gitserver.Owners
 	server   *gitserver.Server
 	receiver *forge.Receiver
 	client   atomic.Pointer[client.Client]
@@ -83,7 +91,7 @@ func New(opts Options) (*Hub, error) {
 	if opts.Trigger == nil {
 		opts.Trigger = RequestSync
 	}
-	h := &Hub{opts: opts}
+	h := &Hub{opts: opts, owners: gitserver.Owners{Default: opts.Namespace, Repos: opts.RepositoryNamespaces}}
 	var err error
 	hosts := opts.Hosts
 	if u, err := url.Parse(opts.BaseURL); err == nil && u.Hostname() != "" {
@@ -94,7 +102,7 @@ func New(opts Options) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.receiver, err = forge.NewReceiver(forge.Options{Secret: h.webhookSecret, OnEvent: h.onForgeEvent})
+	h.receiver, err = forge.NewReceiver(forge.Options{Secret: h.webhookSecret, OnEvent: h.onForgeEvent, RepoURL: h.webhookRepoURL})
 	if err != nil {
 		return nil, err
 	}
@@ -141,25 +149,30 @@ func (h *Hub) onPush(ctx context.Context, p gitserver.Push) {
 	}
 }
 
+// ensureRepository finds the GitRepository tracking the repository in the
+// namespace owning it (gitserver.Owners), or creates one there. One in
+// any other namespace is never the push's: whoever made it first for the
+// same URL gets neither the push nor, from the controller, the code.
 func (h *Hub) ensureRepository(ctx context.Context, c client.Client, name string) (types.NamespacedName, error) {
+	ns := h.owners.Namespace(name)
 	list := &knitv1alpha1.GitRepositoryList{}
-	if err := c.List(ctx, list); err != nil {
-		return types.NamespacedName{}, fmt.Errorf("list GitRepositories: %w", err)
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return types.NamespacedName{}, fmt.Errorf("list GitRepositories in %s: %w", ns, err)
 	}
 	url := h.RepoURL(name)
 	for _, r := range list.Items {
-		if r.Spec.URL == url {
+		if r.Namespace == ns && r.Spec.URL == url {
 			return client.ObjectKeyFromObject(&r), nil
 		}
 	}
 	repo := &knitv1alpha1.GitRepository{
-		ObjectMeta: metav1.ObjectMeta{Namespace: h.opts.Namespace, Name: name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec:       knitv1alpha1.GitRepositorySpec{URL: url},
 	}
 	if err := c.Create(ctx, repo); err != nil && !apierrors.IsAlreadyExists(err) {
-		return types.NamespacedName{}, fmt.Errorf("create GitRepository %s/%s: %w", h.opts.Namespace, name, err)
+		return types.NamespacedName{}, fmt.Errorf("create GitRepository %s/%s: %w", ns, name, err)
 	}
-	h.opts.Log.Info("Tracking a new repository", "repository", name, "url", url)
+	h.opts.Log.Info("Tracking a new repository", "repository", name, "namespace", ns, "url", url)
 	return client.ObjectKeyFromObject(repo), nil
 }
 
@@ -173,6 +186,9 @@ func (h *Hub) repoKey(repo string) types.NamespacedName {
 }
 
 // webhookSecret is the webhookSecret key of the GitRepository's Secret.
+// A Secret that is missing or not labelled gitsource.CredentialsLabel
+// counts as none: the receiver answers its deliveries as it answers a bad
+// signature, and the log says why.
 func (h *Hub) webhookSecret(ctx context.Context, repo string) ([]byte, error) {
 	c := h.client.Load()
 	if c == nil {
@@ -189,10 +205,36 @@ func (h *Hub) webhookSecret(ctx context.Context, repo string) ([]byte, error) {
 		return nil, nil
 	}
 	s := &corev1.Secret{}
-	if err := (*c).Get(ctx, types.NamespacedName{Namespace: gr.Namespace, Name: gr.Spec.SecretRef.Name}, s); err != nil {
+	key := types.NamespacedName{Namespace: gr.Namespace, Name: gr.Spec.SecretRef.Name}
+	if err := (*c).Get(ctx, key, s); err != nil {
+		if apierrors.IsNotFound(err) {
+			h.opts.Log.Info("Webhook refused: the repository's Secret does not exist", "repository", repo, "secret", key)
+			return nil, nil
+		}
 		return nil, fmt.Errorf("webhook secret of %s: %w", repo, err)
 	}
+	if err := gitsource.CheckCredentialsSecret(s); err != nil {
+		h.opts.Log.Info("Webhook refused: "+err.Error(), "repository", repo)
+		return nil, nil
+	}
 	return s.Data[webhookSecretKey], nil
+}
+
+// webhookRepoURL is the URL of the GitRepository a webhook's <repo>
+// names: the receiver refuses a payload for another repository.
+func (h *Hub) webhookRepoURL(ctx context.Context, repo string) (string, error) {
+	c := h.client.Load()
+	if c == nil {
+		return "", errors.New("knit is starting")
+	}
+	gr := &knitv1alpha1.GitRepository{}
+	if err := (*c).Get(ctx, h.repoKey(repo), gr); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", forge.ErrRepoNotFound
+		}
+		return "", err
+	}
+	return gr.Spec.URL, nil
 }
 
 // onForgeEvent turns a verified webhook into a sync: a push fetches now,
