@@ -23,6 +23,8 @@ type Config struct {
 	Defaults   *Defaults
 	// Autoscaler is config-autoscaler, parsed by the KPA's own rules.
 	Autoscaler *autoscaler.Config
+	// Features is config-features: the pod fields a Revision may set.
+	Features *Features
 }
 
 // Parse builds a snapshot from ConfigMap data keyed by ConfigMap name; a
@@ -47,6 +49,9 @@ func Parse(maps map[string]map[string]string, localDomain string) (*Config, erro
 		return nil, err
 	}
 	if c.Autoscaler, err = autoscaler.NewConfigFromMap(maps[AutoscalerConfigName]); err != nil {
+		return nil, err
+	}
+	if c.Features, err = ParseFeatures(maps[FeaturesConfigName]); err != nil {
 		return nil, err
 	}
 	return &c, nil

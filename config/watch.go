@@ -23,6 +23,7 @@ type watcher struct {
 var watched = map[string]bool{
 	DomainConfigName: true, NetworkConfigName: true, GCConfigName: true,
 	DeploymentConfigName: true, DefaultsConfigName: true, AutoscalerConfigName: true,
+	FeaturesConfigName: true,
 }
 
 // SetupWithManager keeps store in step with knit's ConfigMaps, so an edit

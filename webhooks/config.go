@@ -2,9 +2,9 @@ package webhooks
 
 import "github.com/knitops/knit/config"
 
-// Config holds the knobs of Knative's config-defaults and config-autoscaler
-// ConfigMaps that admission needs, so an operator's limits carry over from
-// Knative with the same meaning.
+// Config holds the knobs of Knative's config-defaults, config-autoscaler
+// and config-features ConfigMaps that admission needs, so an operator's
+// limits carry over from Knative with the same meaning.
 type Config struct {
 	// RevisionTimeoutSeconds is the timeoutSeconds a Revision gets when it
 	// sets none (config-defaults revision-timeout-seconds).
@@ -24,6 +24,9 @@ type Config struct {
 	// MaxScaleLimit caps autoscaling.knative.dev/max-scale; 0 means no cap
 	// (config-autoscaler max-scale-limit).
 	MaxScaleLimit int32
+	// Features gates the pod fields only an operator should let a
+	// Revision set (config-features; the zero value gates them all).
+	Features config.Features
 }
 
 // DefaultConfig returns Knative's defaults for the knobs, which is what a
@@ -36,6 +39,11 @@ func DefaultConfig() Config {
 		ContainerConcurrencyMaxLimit: 1000,
 		AllowZeroInitialScale:        false,
 		MaxScaleLimit:                0,
+		Features: config.Features{
+			PodSpecNodeSelector:     config.FeatureDisabled,
+			PodSpecTolerations:      config.FeatureDisabled,
+			PodSpecRuntimeClassName: config.FeatureDisabled,
+		},
 	}
 }
 
@@ -63,5 +71,6 @@ func fromSnapshot(c *config.Config) Config {
 		ContainerConcurrencyMaxLimit: c.Defaults.ContainerConcurrencyMaxLimit,
 		AllowZeroInitialScale:        c.Autoscaler.AllowZeroInitialScale,
 		MaxScaleLimit:                c.Autoscaler.MaxScaleLimit,
+		Features:                     *c.Features,
 	}
 }

@@ -15,6 +15,7 @@ func validateRevisionSpec(rs servingv1.RevisionSpec, path *field.Path, cfg Confi
 	errs := validateContainers(rs.Containers, path)
 	errs = append(errs, validateVolumes(rs.PodSpec, path)...)
 	errs = append(errs, validatePodSecurityContext(rs.SecurityContext, path.Child("securityContext"))...)
+	errs = append(errs, validateGatedFields(rs.PodSpec, path, cfg.Features)...)
 	if sa := rs.ServiceAccountName; sa != "" {
 		// One error per complaint, as Knative: each its own details line.
 		for _, msg := range validation.IsDNS1123Subdomain(sa) {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -19,7 +20,9 @@ import (
 
 	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/controllers/gitrepository"
+	"github.com/knitops/knit/gitsync/gitserver"
 	"github.com/knitops/knit/gitsync/hub"
+	"github.com/knitops/knit/gitsync/plan"
 	gitsource "github.com/knitops/knit/gitsync/source"
 	"github.com/knitops/knit/internal/bytesize"
 	"github.com/knitops/knit/platform"
@@ -45,7 +48,14 @@ func runController(ctx context.Context, args []string, _, stderr io.Writer) erro
 	webhookService := fs.String("webhook-service", "knit-webhook", "`name` of the Service in "+config.SystemNamespace+" the API server calls the webhooks through")
 	webhookSecret := fs.String("webhook-secret", "knit-webhook-certs", "`name` of the Secret in "+config.SystemNamespace+" holding the webhook certificate")
 	gitServerURL := fs.String("gitserver-url", "", "base `URL` of knit's Git server, e.g. http://knit-gitserver.knit-system.svc:8090: fetches and builds of its repositories present its token; empty for none")
+	gitServerNamespace := fs.String("gitserver-namespace", hub.DefaultNamespace, "`namespace` owning the Git server's repositories (its --namespace): only GitRepositories there are fetched with its token")
+	gitServerRepoNamespaces := fs.String("gitserver-repository-namespaces", "", "comma-separated `repo=namespace` assignments of the Git server's repositories to other namespaces (its --repository-namespaces)")
 	gitServerToken := fs.String("gitserver-token-secret", hub.DefaultTokenSecret, "`name` of the Secret in "+config.SystemNamespace+" holding the Git server's token (key "+hub.TokenKey+")")
+	gitopsSA := fs.String("gitops-default-service-account", "",
+		"`name` of the ServiceAccount, in each GitRepository's namespace, a sync impersonates when its GitRepository names no spec.serviceAccountName; empty writes as the controller itself")
+	var gitopsKinds kindList
+	fs.Var(&gitopsKinds, "gitops-allowed-kinds",
+		"comma-separated `kinds` (Kind.group) any GitRepository may deploy; spec.allowedKinds only narrows them (default "+strings.Join(plan.DefaultAllowedKinds, ",")+")")
 	var maxFetch int64
 	fs.Var(bytesize.NewValue(&maxFetch, gitsource.DefaultMaxFetchBytes), "git-max-fetch-size",
 		"largest `size` of what one fetch of a GitRepository may bring, every file of its branch heads (e.g. 100MiB): heads that weigh more are not synced (Synced=False, reason TooLarge)")
@@ -97,12 +107,18 @@ func runController(ctx context.Context, args []string, _, stderr io.Writer) erro
 	var gitServer *gitrepository.GitServer
 	if *gitServerURL != "" {
 		token := hub.TokenSecret{Reader: mgr.GetAPIReader(), Key: types.NamespacedName{Namespace: config.SystemNamespace, Name: *gitServerToken}}
-		gitServer = &gitrepository.GitServer{URL: *gitServerURL, Token: token.Token}
+		owners, err := gitserver.ParseOwners(*gitServerRepoNamespaces)
+		if err != nil {
+			return fmt.Errorf("--gitserver-repository-namespaces: %w", err)
+		}
+		gitServer = &gitrepository.GitServer{URL: *gitServerURL, Token: token.Token,
+			Owners: gitserver.Owners{Default: *gitServerNamespace, Repos: owners}}
 	}
 	cp, err := platform.SetupControlPlane(mgr, platform.ControlPlaneOptions{
 		Store: store, QueueImage: *queueImage, GitCache: &gitsource.Cache{Dir: filepath.Join(*cacheDir, "git"), MaxFetchBytes: maxFetch,
 			LimitHint: "ask the cluster's operator to raise the Helm value controller.gitMaxFetchSize (knit controller --git-max-fetch-size)"},
 		Webhooks: true, Logger: slog.Default(), Builds: buildConfig, GitServer: gitServer,
+		GitOpsIdentity: gitrepository.Identity{DefaultServiceAccount: *gitopsSA, AllowedKinds: gitopsKinds.kinds},
 	})
 	if err != nil {
 		return err

@@ -16,8 +16,8 @@ import (
 )
 
 // apply server-side applies objs with repo's identity (writer), all of
-// them as a dry run first: if the API or an admission webhook refuses
-// any, nothing is changed and the error names the object.
+// them as a dry run first: if the API, the identity's RBAC or an admission
+// webhook refuses any, nothing is changed and the error names the object.
 func (r *Reconciler) apply(ctx context.Context, repo *knitv1alpha1.GitRepository, objs []*unstructured.Unstructured) error {
 	w, err := r.writer(repo)
 	if err != nil {

@@ -123,7 +123,7 @@ func (p *pass) render(ctx context.Context, c plan.Commit, commit *object.Commit,
 	return plan.Objects(plan.Input{
 		Commit: c, Rendered: rendered, Canaries: canaries, Source: source,
 		Live:       func(name string) *servingv1.Service { return p.r.liveService(ctx, p.repo.Namespace, name) },
-		Namespaced: p.r.namespaced, Kinds: kinds(p.repo),
+		Namespaced: p.r.namespaced, Kinds: p.r.kinds(p.repo),
 	})
 }
 

@@ -51,6 +51,9 @@ type Options struct {
 	// GitServer is knit's Git server, whose token fetches from it carry;
 	// nil for none.
 	GitServer *GitServer
+	// Identity bounds what every sync writes: whom it writes as when its
+	// GitRepository names no ServiceAccount, and the kinds any may allow.
+	Identity Identity
 }
 
 // Reconciler syncs GitRepositories.
@@ -67,6 +70,8 @@ type Reconciler struct {
 	// identities impersonate the ServiceAccounts GitRepositories name
 	// (identity.go).
 	identities *identities
+	// allowedKinds is the operator's ceiling on spec.allowedKinds.
+	allowedKinds []string
 }
 
 // SetupWithManager registers the reconciler. Besides its own resource it
@@ -81,7 +86,8 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	}
 	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: opts.Cache, announcer: opts.Announcer,
 		memory: newMemory(), now: time.Now, builder: opts.Builder, events: mgr.GetEventRecorder("knit-gitsync"),
-		gitServer: opts.GitServer, identities: newIdentities(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})}
+		gitServer: opts.GitServer, allowedKinds: opts.Identity.AllowedKinds,
+		identities: newIdentities(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}, opts.Identity.DefaultServiceAccount)}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&knitv1alpha1.GitRepository{}, builder.WithPredicates(repositoryChanged)).
 		Watches(&knitv1alpha1.PullRequest{}, handler.EnqueueRequestsFromMapFunc(pullRequestRepo), builder.WithPredicates(pullRequestChanged)).

@@ -32,11 +32,14 @@
 //
 // What a sync may write is bounded twice. A commit may hold only the
 // kinds its GitRepository allows (spec.allowedKinds, by default what a
-// Knative app is made of; never GitRepositories, Secrets, RBAC or
-// cluster-scoped objects: plan.Kinds), in its namespace. And every write
-// (apply, prune, previews) is made with the repository's identity: its
-// spec.serviceAccountName impersonated, as Flux does, when it names one
-// (identity.go), so the API server's RBAC has the last word.
+// Knative app is made of), within the operator's ceiling (Identity's
+// AllowedKinds, which spec.allowedKinds can narrow, never widen); never
+// GitRepositories, Secrets, RBAC or cluster-scoped objects (plan.Kinds);
+// in its namespace. And every write (apply, prune, previews) is made with
+// the repository's identity: its spec.serviceAccountName impersonated, as
+// Flux does, else the operator's default ServiceAccount of its namespace
+// (identity.go), so the API server's RBAC has the last word. Only without
+// a default (knit dev) does a sync write as knit itself.
 //
 // A bad commit (YAML, kustomize, admission) stops at its branch: the
 // condition names the commit and the error, a dev.knit.sync.failed event

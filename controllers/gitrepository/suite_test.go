@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -66,11 +68,16 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(cacheDir)
 	cache := &gitsource.Cache{Dir: cacheDir, Egress: localDirs, MaxFetchBytes: maxFetchBytes, LimitHint: limitHint}
-	if err := SetupWithManager(mgr, Options{Cache: cache, Announcer: announced, Triggers: triggers}); err != nil {
+	identity := Identity{DefaultServiceAccount: defaultServiceAccount, AllowedKinds: append(slices.Clone(plan.DefaultAllowedKinds), "ServiceAccount")}
+	if err := SetupWithManager(mgr, Options{Cache: cache, Announcer: announced, Triggers: triggers, Identity: identity}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := k8s.Create(context.Background(), gitopsRole); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -154,8 +161,40 @@ func (g *gitRepo) commit(msg string, files map[string]string) string {
 	return g.git("rev-parse", "HEAD")
 }
 
-// newNamespace makes a namespace for one test.
+// defaultServiceAccount is what the suite's syncs write as when their
+// GitRepository names no ServiceAccount, as the chart configures.
+const defaultServiceAccount = "knit-gitops"
+
+// gitopsRole is what newNamespace grants the default ServiceAccount: what
+// the suite's commits deploy, as an operator's knit-gitops ClusterRole
+// would.
+var gitopsRole = &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "knit-gitops"}, Rules: []rbacv1.PolicyRule{
+	{APIGroups: []string{"serving.knative.dev"}, Resources: []string{"services", "configurations", "routes", "revisions"},
+		Verbs: []string{"get", "create", "patch", "update", "delete"}},
+	{APIGroups: []string{""}, Resources: []string{"configmaps", "serviceaccounts"}, Verbs: []string{"get", "create", "patch", "update", "delete"}},
+	{APIGroups: []string{"knit.dev"}, Resources: []string{"eventsinks"}, Verbs: []string{"get", "create", "patch", "update", "delete"}},
+}}
+
+// newNamespace makes a namespace for one test, whose default GitOps
+// ServiceAccount may deploy what the suite's commits hold.
 func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := newBareNamespace(t)
+	for _, o := range []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: defaultServiceAccount}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: defaultServiceAccount},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: gitopsRole.Name},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: defaultServiceAccount}}},
+	} {
+		if err := k8s.Create(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ns
+}
+
+// newBareNamespace makes a namespace in which nobody was granted anything.
+func newBareNamespace(t *testing.T) string {
 	t.Helper()
 	ns := "git-" + rand.String(5)
 	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {

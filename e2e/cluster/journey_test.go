@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -46,6 +47,7 @@ func TestClusterJourney(t *testing.T) {
 		{"knit dev refuses a cluster with nodes", j.refuseKnitDev},
 		{"helm install", j.install},
 		{"a Knative Service serves through the ingress", j.hello},
+		{"knit's internal endpoints refuse other callers", j.internalEndpoints},
 		{"a template change makes a new revision", j.templateChange},
 		{"kubectl shows Knative's columns", j.columns},
 		{"50/50 split and a tag URL", j.split},
@@ -103,10 +105,26 @@ func (j *journey) install(t *testing.T) {
 		if err := j.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 			t.Fatal(err)
 		}
+		// GitOps syncs write as the namespace's knit-gitops ServiceAccount
+		// (controller.gitopsServiceAccount): the namespace admin's step,
+		// binding the chart's knit-gitops ClusterRole.
+		for _, o := range []client.Object{
+			&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "knit-gitops"}},
+			&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "knit-gitops"},
+				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "knit-gitops"},
+				Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: name, Name: "knit-gitops"}}},
+		} {
+			if err := j.c.Create(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	began := time.Now()
 	j.must("helm", "upgrade", "--install", "knit", "charts/knit", "-n", systemNamespace, "--create-namespace",
-		"--wait", "--timeout", "5m", "-f", "e2e/cluster/testdata/values.yaml", "--set", "gitserver.deployNamespace="+ns)
+		"--wait", "--timeout", "5m", "-f", "e2e/cluster/testdata/values.yaml", "--set", "gitserver.deployNamespace="+ns,
+		// A repository on knit's Git server belongs to one namespace: the
+		// webhook journey's is assigned to its own.
+		"--set", "gitserver.repositoryNamespaces."+hooksRepo+"="+ns+"-hooks")
 	t.Logf("helm install --wait took %s", time.Since(began).Round(time.Second))
 	want := map[string]int{"knit-controller": 2, "knit-activator": 2, "knit-ingress": 2, "knit-autoscaler": 1, "knit-gitserver": 1}
 	for name, n := range want {

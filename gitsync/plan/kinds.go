@@ -20,11 +20,22 @@ var DefaultAllowedKinds = []string{
 }
 
 // Kinds is what one GitRepository's commits may deploy: its
-// spec.allowedKinds (DefaultAllowedKinds when empty), less what is never
-// deployed from Git (NeverFromGit). The zero Kinds allows the defaults.
+// spec.allowedKinds (DefaultAllowedKinds when empty) within the
+// operator's Ceiling, less what is never deployed from Git
+// (NeverFromGit). The zero Kinds allows the defaults.
+//
+// The ceiling is there because whoever may edit a GitRepository chooses
+// its allowedKinds: were they the limit, any kind the sync's identity may
+// write (knit's own ClusterRole, which an operator widens for one team)
+// would be one edit away for every namespace. spec.allowedKinds can only
+// narrow what the operator allows.
 type Kinds struct {
 	// Allowed are Kind.group strings ("Deployment.apps", "ConfigMap").
 	Allowed []string
+	// Ceiling are the kinds the operator lets any repository deploy
+	// (knit controller --gitops-allowed-kinds); empty is
+	// DefaultAllowedKinds.
+	Ceiling []string
 	// Repository is the GitRepository, namespace/name, as refusals name
 	// it.
 	Repository string
@@ -64,6 +75,15 @@ func (k Kinds) Check(gk schema.GroupKind) error {
 	kind := KindString(gk)
 	if NeverFromGit(gk) {
 		return fmt.Errorf("kind %s is never deployed from Git: GitRepositories, Secrets and RBAC would let a push reach credentials and rights; create it with kubectl", kind)
+	}
+	ceiling := k.Ceiling
+	if len(ceiling) == 0 {
+		ceiling = DefaultAllowedKinds
+	}
+	if !slices.Contains(ceiling, kind) {
+		return fmt.Errorf("kind %s is not among the kinds this cluster lets Git deploy (%s): spec.allowedKinds of GitRepository %s can only narrow them; "+
+			"ask the operator to add it to knit controller --gitops-allowed-kinds (chart value controller.gitopsAllowedKinds)",
+			kind, strings.Join(ceiling, ", "), k.Repository)
 	}
 	allowed := k.Allowed
 	if len(allowed) == 0 {

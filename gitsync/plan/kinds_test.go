@@ -2,6 +2,7 @@ package plan
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,11 +39,51 @@ func TestKinds(t *testing.T) {
 		{"a listed Secret", custom, gk("Secret", ""), "never deployed from Git"},
 		{"a listed GitRepository", custom, gk("GitRepository", "knit.dev"), "never deployed from Git"},
 		{"a listed Role", custom, gk("Role", "rbac.authorization.k8s.io"), "never deployed from Git"},
-		{"a Secret of another group is another kind", nil, gk("Secret", "example.com"), `add "Secret.example.com"`},
-		{"kinds are case-sensitive", nil, gk("configmap", ""), `add "configmap"`},
+		{"a Secret of another group is another kind", nil, gk("Secret", "example.com"), "kind Secret.example.com is not among the kinds this cluster lets Git deploy"},
+		{"kinds are case-sensitive", nil, gk("configmap", ""), "kind configmap is not among the kinds this cluster lets Git deploy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Kinds{Allowed: tc.allowed, Repository: "team/app"}.Check(tc.gk)
+			// A ceiling wide enough that the repository's list decides.
+			ceiling := append(slices.Clone(DefaultAllowedKinds), custom...)
+			ceiling = append(ceiling, "Revision.serving.knative.dev", "Service", "PullRequest.knit.dev")
+			err := Kinds{Allowed: tc.allowed, Ceiling: ceiling, Repository: "team/app"}.Check(tc.gk)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("Check(%v) = %v, want allowed", tc.gk, err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("Check(%v) = %v, want a refusal saying %q", tc.gk, err, tc.want)
+			}
+		})
+	}
+}
+
+// The operator's ceiling bounds what any repository may allow: a
+// GitRepository's spec.allowedKinds only narrows it, so whoever may edit
+// a GitRepository cannot widen what Git deploys, and with no ceiling set
+// it is DefaultAllowedKinds.
+func TestKindsCeiling(t *testing.T) {
+	gk := func(kind, group string) schema.GroupKind { return schema.GroupKind{Group: group, Kind: kind} }
+	operator := []string{"Service.serving.knative.dev", "ConfigMap", "Deployment.apps"}
+	for _, tc := range []struct {
+		name             string
+		ceiling, allowed []string
+		gk               schema.GroupKind
+		want             string // "" allowed, else part of the refusal
+	}{
+		{"a default kind under no ceiling", nil, nil, gk("Service", "serving.knative.dev"), ""},
+		{"a kind listed but beyond the default ceiling", nil, []string{"Deployment.apps"}, gk("Deployment", "apps"),
+			"kind Deployment.apps is not among the kinds this cluster lets Git deploy (Service.serving.knative.dev, Configuration.serving.knative.dev"},
+		{"a ServiceAccount listed but beyond the ceiling", operator, []string{"ServiceAccount", "ConfigMap"}, gk("ServiceAccount", ""),
+			"knit controller --gitops-allowed-kinds"},
+		{"a kind within the ceiling and listed", operator, []string{"Deployment.apps"}, gk("Deployment", "apps"), ""},
+		{"the defaults are clipped to the ceiling", operator, nil, gk("Route", "serving.knative.dev"), "not among the kinds this cluster lets Git deploy"},
+		{"a default within the ceiling", operator, nil, gk("ConfigMap", ""), ""},
+		{"a kind within the ceiling the repository does not list", operator, []string{"ConfigMap"}, gk("Deployment", "apps"),
+			`add "Deployment.apps" to spec.allowedKinds of GitRepository team/app`},
+		{"never from Git, whatever the ceiling", []string{"Secret"}, []string{"Secret"}, gk("Secret", ""), "never deployed from Git"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Kinds{Allowed: tc.allowed, Ceiling: tc.ceiling, Repository: "team/app"}.Check(tc.gk)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("Check(%v) = %v, want allowed", tc.gk, err)
@@ -66,7 +107,7 @@ func TestObjectsRefuseKinds(t *testing.T) {
 	for _, d := range docs {
 		rendered = append(rendered, parse(t, d))
 	}
-	_, err := Objects(Input{Commit: commit(sha1), Rendered: rendered, Kinds: Kinds{Repository: "default/hello"}, Namespaced: namespacedAll})
+	_, err := Objects(Input{Commit: commit(sha1), Rendered: rendered, Kinds: Kinds{Repository: "default/hello", Ceiling: append(slices.Clone(DefaultAllowedKinds), "Deployment.apps")}, Namespaced: namespacedAll})
 	if !errors.Is(err, ErrInvalid) {
 		t.Fatalf("err = %v, want ErrInvalid", err)
 	}

@@ -39,8 +39,14 @@ type apiServer struct {
 
 // args follows envtest's configuration of the same binary, with two
 // differences: the admin authenticates with a bearer token instead of a
-// client certificate, and anonymous requests are refused, since with
-// AlwaysAllow an anonymous user could otherwise do anything.
+// client certificate, and anonymous requests are refused.
+//
+// Authorization is RBAC, as on a cluster: knit dev's own components and
+// kube-controller-manager use the admin token (system:masters, which RBAC
+// lets do anything), while a replica's projected service-account token
+// has only what its ServiceAccount is granted. AlwaysAllow would make
+// every token the API server issues an admin token, so an app's
+// /var/run/secrets token could read every Secret.
 //
 // The API server advertises 127.0.0.1 without publishing it as the
 // endpoints of the `kubernetes` Service (the endpoint reconciler refuses
@@ -65,7 +71,7 @@ func (a apiServer) args() []string {
 		"--etcd-keyfile=" + a.etcd.client,
 		"--token-auth-file=" + a.tokenFile,
 		"--anonymous-auth=false",
-		"--authorization-mode=AlwaysAllow",
+		"--authorization-mode=RBAC",
 		"--service-account-issuer=" + serviceAccountIssuer,
 		"--service-account-key-file=" + a.saPub,
 		"--service-account-signing-key-file=" + a.saKey,

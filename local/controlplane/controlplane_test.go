@@ -9,9 +9,12 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/testr"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
@@ -115,4 +118,38 @@ func TestStateSurvivesRestart(t *testing.T) {
 	}
 	defer w.Stop()
 	stop(t, cp)
+}
+
+// An app's projected service-account token must carry only its
+// ServiceAccount's rights: a token of a namespace's default ServiceAccount
+// may not list that namespace's Secrets, while the admin still may.
+func TestServiceAccountTokenIsNotAdmin(t *testing.T) {
+	bin := binDir(t)
+	ctx := context.Background()
+	cp := start(t, t.TempDir(), bin)
+	admin, err := kubernetes.NewForConfig(cp.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "default"}}
+	if _, err := admin.CoreV1().ServiceAccounts("default").Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("create ServiceAccount: %v", err)
+	}
+	tr, err := admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "default", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("TokenRequest: %v", err)
+	}
+	cfg := rest.AnonymousClientConfig(cp.RESTConfig())
+	cfg.BearerToken = tr.Status.Token
+	app, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = app.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("list Secrets with the default ServiceAccount's token: %v, want Forbidden", err)
+	}
+	if _, err := admin.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("list Secrets as admin: %v", err)
+	}
 }

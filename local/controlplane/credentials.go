@@ -15,8 +15,7 @@ import (
 )
 
 // adminUser is who the admin token authenticates as; system:masters makes
-// it cluster-admin even if the authorization mode ever stops being
-// AlwaysAllow.
+// it cluster-admin under RBAC without a binding.
 const (
 	adminUser  = "knit-admin"
 	adminGroup = "system:masters"

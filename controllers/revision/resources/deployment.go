@@ -2,6 +2,7 @@ package resources
 
 import (
 	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -182,7 +183,8 @@ func queueContainer(rev *servingv1.Revision, cfg DeploymentConfig) corev1.Contai
 			{Name: QueueMetricsPortName, ContainerPort: QueueMetricsPort},
 			{Name: QueueAdminPortName, ContainerPort: QueueAdminPort},
 		},
-		Env: append(queueEnv(rev), cfg.QueueEnv...),
+		Env:             append(queueEnv(rev), cfg.QueueEnv...),
+		SecurityContext: queueSecurityContext(cfg.QueueImage),
 		ReadinessProbe: &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
 				Port:        intstr.FromInt32(QueueHTTPPort),
@@ -195,6 +197,32 @@ func queueContainer(rev *servingv1.Revision, cfg DeploymentConfig) corev1.Contai
 		},
 	}
 	return c
+}
+
+// localQueueScheme prefixes the queue images knit dev's local runtime runs
+// as knit's own binary rather than from an image ("knit://queue").
+const localQueueScheme = "knit://"
+
+// queueSecurityContext is Knative's for its queue-proxy: the sidecar runs
+// in any namespace enforcing the restricted Pod Security Standard, and a
+// compromised queue-proxy has no capability, no writable root and no way
+// to gain privileges. The image's USER (65532, hack/images) makes
+// runAsNonRoot hold without a runAsUser. knit dev's local queue has no
+// image and runs as knit dev itself, whoever that is (root in a CI
+// container), so runAsNonRoot is not asked there: the local runtime would
+// otherwise refuse to start it, and enforces none of the other fields.
+func queueSecurityContext(image string) *corev1.SecurityContext {
+	sc := &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		RunAsNonRoot:             ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	if strings.HasPrefix(image, localQueueScheme) {
+		sc.RunAsNonRoot = nil
+	}
+	return sc
 }
 
 func queueEnv(rev *servingv1.Revision) []corev1.EnvVar {
