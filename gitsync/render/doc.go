@@ -21,6 +21,19 @@
 //     Options.MaxBytes, into kustomize's in-memory filesystem (symlinks that
 //     stay inside the repository are followed). An app repository that keeps
 //     its source next to its manifests costs no more than its manifests.
+//     kustomize builds a directory again for every kustomization that
+//     refers to it, so a directory met again is charged again what its
+//     first walk cost: bases shared through chains of overlays cannot make
+//     kustomize build exponentially more than the budget.
+//   - Every YAML file the walk reads for kustomize, and the YAML written
+//     inline in a kustomization (patches, plugin configs), is parsed first
+//     and what its aliases expand to is counted on the parsed tree, where
+//     an alias is still one node. kyaml replaces every alias by a copy of
+//     its anchor, so anchors of aliases of a few hundred bytes would be a
+//     billion nodes, and an alias inside its own anchor recurses until the
+//     Go stack overflows, killing the process. The copies (and those <<
+//     merges make) are bounded for the whole render by
+//     Options.MaxAliasNodes; an alias inside its own anchor is refused.
 //   - kustomize (krusty) then builds it with built-in plugins only and
 //     load restrictions root-only, as `kustomize build` does by default.
 //   - The objects come back in a deterministic order: Namespaces, then
@@ -38,7 +51,8 @@
 // # Errors
 //
 // Every error caused by the content of the commit (YAML syntax, a refused
-// reference, a failing kustomize build, too many bytes) matches ErrInvalid
+// reference, a failing kustomize build, too many bytes, aliases that expand
+// too far) matches ErrInvalid
 // with errors.Is and is an *InvalidError naming the file at fault, so a
 // caller can show it on a condition and not retry: rendering the same
 // commit again gives the same error. Any other error (reading the object

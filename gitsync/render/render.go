@@ -24,6 +24,11 @@ type Options struct {
 	// kustomization files and the files they name. A commit that needs
 	// more is refused (ErrInvalid). Default DefaultMaxBytes.
 	MaxBytes int64
+	// MaxAliasNodes bounds the nodes that expanding the YAML aliases and
+	// << merges of the files read costs kustomize, counted over the whole
+	// render (see aliasBudget). A commit that needs more is refused
+	// (ErrInvalid). Default DefaultMaxAliasNodes.
+	MaxAliasNodes int64
 }
 
 // Defaults fills what was left empty.
@@ -31,12 +36,18 @@ func (o *Options) Defaults() {
 	if o.MaxBytes == 0 {
 		o.MaxBytes = DefaultMaxBytes
 	}
+	if o.MaxAliasNodes == 0 {
+		o.MaxAliasNodes = DefaultMaxAliasNodes
+	}
 }
 
 // Validate reports options that cannot work.
 func (o *Options) Validate() error {
 	if o.MaxBytes < 0 {
 		return fmt.Errorf("render: MaxBytes %d is negative", o.MaxBytes)
+	}
+	if o.MaxAliasNodes < 0 {
+		return fmt.Errorf("render: MaxAliasNodes %d is negative", o.MaxAliasNodes)
 	}
 	return nil
 }
@@ -66,7 +77,7 @@ func (o Options) Render(tree *object.Tree, dir string) ([]*unstructured.Unstruct
 	if err != nil {
 		return nil, invalid(dir, err)
 	}
-	w := &walker{repo: newRepo(tree, o.MaxBytes), visited: map[string]bool{}}
+	w := &walker{repo: newRepo(tree, o.MaxBytes), aliases: newAliasBudget(o.MaxAliasNodes), visited: map[string]*walked{}}
 	n, err := w.repo.stat(dir)
 	if errors.Is(err, errNotFound) {
 		return nil, invalid(dirName(dir), errors.New("no such directory in the commit"))

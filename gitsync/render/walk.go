@@ -40,7 +40,8 @@ var builtinPlugins = func() map[string]bool {
 // need into its repo.
 type walker struct {
 	repo    *repo
-	visited map[string]bool
+	aliases *aliasBudget
+	visited map[string]*walked
 }
 
 // kustomizationFile returns the logical path of dir's kustomization file,
@@ -70,15 +71,9 @@ func (w *walker) kustomizationFile(dir string) (string, error) {
 	}
 }
 
-// kustomization checks the kustomization in dir and everything it refers
-// to. plugins says that the resources of dir are plugin configs (dir was
-// named by a generators, transformers or validators entry).
-func (w *walker) kustomization(dir string, plugins bool, depth int) error {
-	key := fmt.Sprintf("%s\x00%t", dir, plugins)
-	if w.visited[key] {
-		return nil
-	}
-	w.visited[key] = true
+// walk checks the kustomization in dir and everything it refers to, the
+// first time kustomization meets dir.
+func (w *walker) walk(dir string, plugins bool, depth int) error {
 	if depth > maxDepth {
 		return invalid(dir, fmt.Errorf("kustomizations nest more than %d deep", maxDepth))
 	}
@@ -93,7 +88,7 @@ func (w *walker) kustomization(dir string, plugins bool, depth int) error {
 	if err != nil {
 		return err
 	}
-	if err := checkYAML(kf, data); err != nil {
+	if err := w.checkYAML(kf, data); err != nil {
 		return err
 	}
 	var k types.Kustomization
@@ -121,21 +116,7 @@ func (w *walker) kustomization(dir string, plugins bool, depth int) error {
 	if f, ok := k.OpenAPI["path"]; ok {
 		c.yamlFile("openapi", f)
 	}
-	for _, p := range k.Patches {
-		if p.Path != "" {
-			c.yamlFile("patch", p.Path)
-		}
-	}
-	for _, p := range k.PatchesJson6902 {
-		if p.Path != "" {
-			c.yamlFile("patchesJson6902", p.Path)
-		}
-	}
-	for _, p := range k.PatchesStrategicMerge {
-		if !isInline(string(p)) {
-			c.yamlFile("patchesStrategicMerge", string(p))
-		}
-	}
+	c.patches(&k)
 	for _, r := range k.Replacements {
 		if r.Path != "" {
 			c.yamlFile("replacements", r.Path)
@@ -166,6 +147,7 @@ func (w *walker) kustomization(dir string, plugins bool, depth int) error {
 	}{{"generators", k.Generators}, {"transformers", k.Transformers}, {"validators", k.Validators}} {
 		for _, e := range f.entries {
 			if isInline(e) {
+				c.inline(e)
 				if c.err == nil {
 					c.err = checkPlugins(kf, []byte(e))
 				}
@@ -230,7 +212,7 @@ func (c *check) resource(field, ref string, plugins bool) {
 	}
 	data, err := c.w.repo.read(p)
 	if err == nil {
-		err = checkYAML(p, data)
+		err = c.w.checkYAML(p, data)
 	}
 	if err == nil && plugins {
 		err = checkPlugins(p, data)
@@ -246,9 +228,43 @@ func (c *check) yamlFile(field, ref string) {
 	}
 	data, err := c.w.repo.read(p)
 	if err == nil {
-		err = checkYAML(p, data)
+		err = c.w.checkYAML(p, data)
 	}
 	c.err = err
+}
+
+// patches checks the patch entries: the files they name, and the YAML
+// written inline, which kustomize parses (and expands) as it does files.
+func (c *check) patches(k *types.Kustomization) {
+	for _, p := range k.Patches {
+		if p.Path != "" {
+			c.yamlFile("patch", p.Path)
+		} else {
+			c.inline(p.Patch)
+		}
+	}
+	for _, p := range k.PatchesJson6902 {
+		if p.Path != "" {
+			c.yamlFile("patchesJson6902", p.Path)
+		} else {
+			c.inline(p.Patch)
+		}
+	}
+	for _, p := range k.PatchesStrategicMerge {
+		if isInline(string(p)) {
+			c.inline(string(p))
+		} else {
+			c.yamlFile("patchesStrategicMerge", string(p))
+		}
+	}
+}
+
+// inline checks YAML written inside the kustomization file, as one of
+// its files.
+func (c *check) inline(content string) {
+	if c.err == nil {
+		c.err = c.w.checkYAML(c.kf, []byte(content))
+	}
 }
 
 // file checks an entry that names a file of any kind.
@@ -298,18 +314,20 @@ func looksLikeHost(ref string) bool {
 }
 
 // checkYAML parses every document of a YAML file so that a syntax error
-// names the file and the line.
-func checkYAML(file string, data []byte) error {
+// names the file and the line, and charges what its aliases expand to.
+func (w *walker) checkYAML(file string, data []byte) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var docs []*yaml.Node
 	for {
-		var n yaml.Node
-		err := dec.Decode(&n)
+		n := &yaml.Node{}
+		err := dec.Decode(n)
 		if errors.Is(err, io.EOF) {
-			return nil
+			return w.aliases.charge(file, docs)
 		}
 		if err != nil {
 			return invalid(file, err)
 		}
+		docs = append(docs, n)
 	}
 }
 

@@ -51,14 +51,14 @@ func TestValues(t *testing.T) {
 			images(t, m, "knit.local", "dev")
 			wantArgs := map[string][]string{
 				"knit-controller": {"controller", "--leader-elect", "--queue-image=knit.local/knit-queue:dev", "--domain=example.com",
-					"--gitserver-url=http://knit-gitserver.knit-system.svc:8090", "--cache-dir=/var/cache/knit", "--git-max-fetch-size=100MiB",
+					"--gitserver-url=http://knit-gitserver.knit-system.svc:8090", "--gitserver-namespace=default", "--cache-dir=/var/cache/knit", "--git-max-fetch-size=100MiB",
 					"--webhook-port=9443", "--webhook-service=knit-webhook", "--webhook-secret=knit-webhook-certs", "-v=0"},
 				"knit-autoscaler": {"autoscaler", "run", "--leader-elect", "--listen=:8080", "-v=0"},
 				"knit-activator": {"activator", "--listen=:8012", "--autoscaler-url=http://knit-autoscaler.knit-system.svc:8080",
 					"--drain-quiet-period=15s", "-v=0"},
 				"knit-ingress": {"ingress", "--listen=:8080", "--drain-quiet-period=15s", "-v=0"},
 				"knit-gitserver": {"gitserver", "--listen=:8090", "--root=/var/lib/knit/git",
-					"--public-url=http://knit-gitserver.knit-system.svc:8090", "--namespace=default", "--max-push-size=100MiB",
+					"--public-url=http://knit-gitserver.knit-system.svc:8090", "--namespace=default", "--plain-http", "--max-push-size=100MiB",
 					"--hosts=knit-gitserver,knit-gitserver.knit-system,knit-gitserver.knit-system.svc,knit-gitserver.knit-system.svc.cluster.local", "-v=0"},
 			}
 			for _, w := range workloads {
@@ -198,6 +198,35 @@ config:
 			}
 		},
 	}, {
+		name: "gitserver over TLS, repositories assigned to namespaces",
+		flags: []string{"--set", "gitserver.tls.secretName=gitserver-tls", "--set", "gitserver.repositoryNamespaces.shop=team-a",
+			"--set", "gitserver.repositoryNamespaces.blog=team-b"},
+		check: func(t *testing.T, m manifest) {
+			var sts appsv1.StatefulSet
+			m.into(t, "StatefulSet", "knit-gitserver", &sts)
+			args := sts.Spec.Template.Spec.Containers[0].Args
+			for _, want := range []string{"--public-url=https://knit-gitserver.knit-system.svc:8090", "--repository-namespaces=blog=team-b,shop=team-a",
+				"--tls-cert-file=/etc/knit/tls/tls.crt", "--tls-key-file=/etc/knit/tls/tls.key"} {
+				if !slices.Contains(args, want) {
+					t.Errorf("gitserver args %q: want %s", args, want)
+				}
+			}
+			if slices.Contains(args, "--plain-http") {
+				t.Errorf("gitserver args %q: --plain-http with TLS", args)
+			}
+			ctrl := deployment(t, m, "knit-controller").Spec.Template.Spec.Containers[0]
+			for _, want := range []string{"--gitserver-url=https://knit-gitserver.knit-system.svc:8090", "--gitserver-repository-namespaces=blog=team-b,shop=team-a"} {
+				if !slices.Contains(ctrl.Args, want) {
+					t.Errorf("controller args %q: want %s", ctrl.Args, want)
+				}
+			}
+			if !slices.ContainsFunc(ctrl.Env, func(e corev1.EnvVar) bool {
+				return e.Name == "SSL_CERT_DIR" && strings.HasPrefix(e.Value, "/etc/knit/gitserver-ca")
+			}) {
+				t.Errorf("controller env %+v: want SSL_CERT_DIR with the Git server's CA", ctrl.Env)
+			}
+		},
+	}, {
 		name:  "gitserver storage class",
 		flags: []string{"--set", "gitserver.storageClassName=fast", "--set", "gitserver.storage=5Gi"},
 		check: func(t *testing.T, m manifest) {
@@ -285,11 +314,23 @@ func secured(t *testing.T, m manifest) {
 			t.Errorf("%s ports %v, probes %s %s", w.name, ports, c.LivenessProbe.HTTPGet.Path, c.ReadinessProbe.HTTPGet.Path)
 		}
 		var env []string
+		memLimit := ""
 		for _, e := range c.Env {
+			if e.Name == "GOMEMLIMIT" {
+				memLimit = e.Value
+			}
+			if e.ValueFrom == nil || e.ValueFrom.FieldRef == nil {
+				continue // not the downward API's, checked where set
+			}
 			env = append(env, e.Name+"="+e.ValueFrom.FieldRef.FieldPath)
 		}
 		if diff := cmp.Diff([]string{"POD_NAME=metadata.name", "POD_NAMESPACE=metadata.namespace", "POD_IP=status.podIP"}, env); diff != "" {
 			t.Errorf("%s env (-want +got):\n%s", w.name, diff)
+		}
+		// Go collects garbage harder near GOMEMLIMIT, a tenth under the
+		// limit the kernel kills at.
+		if want := fmt.Sprint(c.Resources.Limits.Memory().Value() * 9 / 10); memLimit != want {
+			t.Errorf("%s GOMEMLIMIT = %q, want %s, 90%% of its memory limit", w.name, memLimit, want)
 		}
 		if !slices.ContainsFunc(c.VolumeMounts, func(v corev1.VolumeMount) bool { return v.MountPath == "/tmp" }) {
 			t.Errorf("%s has no /tmp", w.name)

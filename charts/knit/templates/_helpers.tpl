@@ -170,6 +170,16 @@ env:
     valueFrom:
       fieldRef:
         fieldPath: status.podIP
+  {{- with dig "resources" "limits" "memory" "" (index .root.Values .component) }}
+  - name: GOMEMLIMIT
+    value: {{ include "knit.goMemLimit" . | quote }}
+  {{- end }}
+  {{- if and (eq .component "controller") .root.Values.gitserver.tls.secretName }}
+  # The Git server's CA (controller/deployment.yaml mounts it) joins the
+  # system roots Go trusts: crypto/x509 reads every file of SSL_CERT_DIR.
+  - name: SSL_CERT_DIR
+    value: /etc/knit/gitserver-ca:/etc/ssl/certs
+  {{- end }}
 livenessProbe:
   httpGet:
     path: /healthz
@@ -192,6 +202,27 @@ securityContext:
 resources:
   {{- toYaml (index .root.Values .component).resources | nindent 2 }}
 {{- end }}
+
+{{/*
+knit.goMemLimit is GOMEMLIMIT for a container whose memory limit is the
+quantity given (512Mi, 1Gi, 1G, 1.5Gi or plain bytes): 90% of it, in bytes.
+Knowing it, the Go runtime collects garbage harder as the heap nears it
+instead of letting garbage reach the cgroup limit, where the kernel kills
+the container; the tenth left over is for memory the Go runtime does not
+count. It cannot make room for live memory over the limit: a process that
+really holds that much is still OOM-killed. The downward API
+(resourceFieldRef limits.memory) gives only the whole limit, no headroom.
+*/}}
+{{- define "knit.goMemLimit" -}}
+{{- $q := toString . -}}
+{{- $units := dict "" "1" "k" "1e3" "M" "1e6" "G" "1e9" "T" "1e12" "Ki" "1024" "Mi" "1048576" "Gi" "1073741824" "Ti" "1099511627776" -}}
+{{- $num := regexFind "^[0-9]+(\\.[0-9]+)?" $q -}}
+{{- $unit := trimPrefix $num $q -}}
+{{- if or (not $num) (not (hasKey $units $unit)) -}}
+{{- fail (printf "memory limit %q: write it as bytes or with a suffix k, M, G, T, Ki, Mi, Gi or Ti" $q) -}}
+{{- end -}}
+{{- mulf (float64 $num) (float64 (get $units $unit)) 0.9 | int64 -}}
+{{- end -}}
 
 {{/* knit.ports are the container ports every component has, after its own. */}}
 {{- define "knit.ports" -}}
