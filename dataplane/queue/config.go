@@ -102,6 +102,13 @@ type Config struct {
 	EnableRequestLog bool
 	// EnableProfiling serves net/http/pprof on the admin port (ENABLE_PROFILING).
 	EnableProfiling bool
+	// DisableFastPath sends every request through httputil.ReverseProxy,
+	// as if none could take the HTTP/1 fast path (h1forward.go)
+	// (QUEUE_DISABLE_FAST_PATH). It is a benchmarking and diagnostic
+	// setting: make bench runs knit-queue with it to show the fast path's
+	// gain on its own, and it rules the fast path out when an app
+	// misbehaves behind the queue-proxy. Knative sets no such variable.
+	DisableFastPath bool
 
 	// Names reported in metrics and stats.
 	Namespace     string // SERVING_NAMESPACE
@@ -186,6 +193,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	seconds("QUEUE_DRAIN_QUIET_PERIOD_SECONDS", &cfg.DrainQuietPeriod)
 	boolean("SERVING_ENABLE_REQUEST_LOG", &cfg.EnableRequestLog)
 	boolean("ENABLE_PROFILING", &cfg.EnableProfiling)
+	boolean("QUEUE_DISABLE_FAST_PATH", &cfg.DisableFastPath)
 	return cfg, errors.Join(errs...)
 }
 

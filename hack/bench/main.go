@@ -27,13 +27,18 @@ type options struct {
 	warmup      time.Duration
 	maxRequests int
 	concurrency []int
-	only        []string
-	coldRuns    int
-	cluster     string // kubeconfig of the test cluster; empty skips the cluster part
-	clusterRuns int
-	binDir      string
-	out         string
-	cpuProfile  string
+	// shapes are the request shapes measured; the ones beyond GET run
+	// at shapeConcurrency for shapeDuration per cell.
+	shapes           []queuebench.Shape
+	shapeConcurrency []int
+	shapeDuration    time.Duration
+	only             []string
+	coldRuns         int
+	cluster          string // kubeconfig of the test cluster; empty skips the cluster part
+	clusterRuns      int
+	binDir           string
+	out              string
+	cpuProfile       string
 	// knativeQueue is Knative's queue-proxy binary; empty skips its paths.
 	knativeQueue string
 	// queueProfile is where -queue-profile writes; profileC and
@@ -53,7 +58,10 @@ func (o options) measures(name string) bool {
 
 func parseFlags() (options, error) {
 	o := options{}
-	conc := flag.String("concurrency", "1,10,100", "comma-separated closed-loop concurrencies")
+	conc := flag.String("concurrency", "1,10,100", "comma-separated closed-loop concurrencies of the GET shape")
+	shapes := flag.String("shapes", strings.Join(shapeNames(), ","), "comma-separated request shapes to measure")
+	shapeConc := flag.String("shape-concurrency", "1,10", "comma-separated closed-loop concurrencies of the shapes beyond GET")
+	flag.DurationVar(&o.shapeDuration, "shape-duration", 0, "measured time per path and concurrency of the shapes beyond GET (default a third of -duration)")
 	only := flag.String("paths", "", "comma-separated path names to measure (default all): "+strings.Join(pathNames(), ","))
 	flag.DurationVar(&o.duration, "duration", 3*time.Second, "measured time per path and concurrency")
 	flag.IntVar(&o.slices, "slices", 3, "slices each cell's time is cut into; paths take turns slice by slice so drift hits them alike")
@@ -75,12 +83,18 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.scaleOpts.repo, "scale-repo", 100, "Services in the repository the scale part pushes")
 	flag.DurationVar(&o.scaleOpts.idle, "scale-idle", 30*time.Second, "how long the scale part measures knit dev idle")
 	flag.Parse()
-	for _, f := range strings.Split(*conc, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return o, fmt.Errorf("-concurrency %q: want positive integers", *conc)
-		}
-		o.concurrency = append(o.concurrency, n)
+	var err error
+	if o.concurrency, err = parseConcurrency("-concurrency", *conc); err != nil {
+		return o, err
+	}
+	if o.shapeConcurrency, err = parseConcurrency("-shape-concurrency", *shapeConc); err != nil {
+		return o, err
+	}
+	if o.shapes, err = parseShapes(*shapes); err != nil {
+		return o, err
+	}
+	if o.shapeDuration == 0 {
+		o.shapeDuration = o.duration / 3
 	}
 	if *only != "" {
 		for _, name := range strings.Split(*only, ",") {
@@ -106,17 +120,30 @@ func parseFlags() (options, error) {
 		}
 		o.knativeQueue = abs
 	}
-	if o.slices < 1 || o.duration <= 0 || o.maxRequests < o.slices || o.coldRuns < 0 {
-		return o, fmt.Errorf("-slices, -duration and -max-requests must be positive, -cold-runs not negative")
+	if o.slices < 1 || o.duration <= 0 || o.shapeDuration <= 0 || o.maxRequests < o.slices || o.coldRuns < 0 {
+		return o, fmt.Errorf("-slices, -duration, -shape-duration and -max-requests must be positive, -cold-runs not negative")
 	}
 	return o, nil
+}
+
+// parseConcurrency reads a flag's comma-separated positive integers.
+func parseConcurrency(name, list string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%s %q: want positive integers", name, list)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 func pathNames() []string {
 	return []string{
 		queuebench.Direct, queuebench.ReverseProxy, queuebench.ReverseProxyPooled, queuebench.QueueCC0, queuebench.QueueCC10,
 		pathIngressQueue, pathIngressActivator,
-		pathProcBare, pathProcKnitCC0, pathProcKnativeCC0, pathProcKnitCC10, pathProcKnativeCC10,
+		pathProcBare, pathProcKnitCC0, pathProcKnitCC0NoFast, pathProcKnativeCC0, pathProcKnitCC10, pathProcKnativeCC10,
 	}
 }
 

@@ -62,6 +62,7 @@ var labels = map[string]string{
 	pathIngressActivator:          "ingress → activator → knit queue-proxy",
 	pathProcBare:                  fmt.Sprintf("bareproxy, pooled (%d idle conns)", bare.PooledIdleConns),
 	pathProcKnitCC0:               "knit-queue, cc=0",
+	pathProcKnitCC0NoFast:         "knit-queue, cc=0, fast path off",
 	pathProcKnativeCC0:            "Knative queue-proxy " + knativeVersion + ", cc=0",
 	pathProcKnitCC10:              "knit-queue, cc=10",
 	pathProcKnativeCC10:           "Knative queue-proxy " + knativeVersion + ", cc=10",

@@ -24,6 +24,11 @@ const (
 	pathProcKnativeCC0  = "proc-knative-cc0"
 	pathProcKnitCC10    = "proc-knit-cc10"
 	pathProcKnativeCC10 = "proc-knative-cc10"
+	// pathProcKnitCC0NoFast is knit-queue at cc=0 with its HTTP/1 fast
+	// path off (QUEUE_DISABLE_FAST_PATH): every request through its
+	// ReverseProxy, so the fast path's gain shows on its own. The fast
+	// path does not depend on the breaker, so cc=0 alone is measured.
+	pathProcKnitCC0NoFast = "proc-knit-cc0-nofast"
 )
 
 // Time limits of the process paths; none is reached when things work.

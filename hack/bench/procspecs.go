@@ -30,11 +30,13 @@ func procSpecs(bareProxy, knitQueue, knativeQueue, appURL string) ([]*proxyProc,
 	for _, q := range []struct {
 		name, bin, kind string
 		cc              int
+		extraEnv        []string
 	}{
-		{pathProcKnitCC0, knitQueue, "knit", 0},
-		{pathProcKnativeCC0, knativeQueue, "knative", 0},
-		{pathProcKnitCC10, knitQueue, "knit", 10},
-		{pathProcKnativeCC10, knativeQueue, "knative", 10},
+		{pathProcKnitCC0, knitQueue, "knit", 0, nil},
+		{pathProcKnitCC0NoFast, knitQueue, "knit", 0, []string{"QUEUE_DISABLE_FAST_PATH=true"}},
+		{pathProcKnativeCC0, knativeQueue, "knative", 0, nil},
+		{pathProcKnitCC10, knitQueue, "knit", 10, nil},
+		{pathProcKnativeCC10, knativeQueue, "knative", 10, nil},
 	} {
 		if q.bin == "" {
 			continue
@@ -43,7 +45,7 @@ func procSpecs(bareProxy, knitQueue, knativeQueue, appURL string) ([]*proxyProc,
 		if err != nil {
 			return nil, err
 		}
-		cmd := execCommand(q.bin, env)
+		cmd := execCommand(q.bin, append(env, q.extraEnv...))
 		pa := path{name: q.name, label: labels[q.name], url: "http://" + addr, proc: true, cc: q.cc}
 		if q.kind == "knit" && knativeQueue != "" {
 			pa.peer = map[int]string{0: pathProcKnativeCC0, 10: pathProcKnativeCC10}[q.cc]

@@ -12,25 +12,45 @@ import (
 	"time"
 )
 
-// Request is a GET prepared once and sent as the same bytes every time,
-// so the load generator spends its share of the CPU on little more than
-// the two syscalls a request needs: on a 2-core box it competes with the
-// proxies it measures.
+// Request is an HTTP/1.1 request prepared once and sent as the same
+// bytes every time (head and body in one write), so the load generator
+// spends its share of the CPU on little more than the two syscalls a
+// request needs: on a 2-core box it competes with the proxies it
+// measures.
 type Request struct {
 	URL  string
 	addr string
 	wire []byte
+	// wantBody is the length a 200 answer's body must have; negative
+	// takes any.
+	wantBody int64
 }
 
 // NewRequest prepares a GET of rawURL (http only) with Host host (the
-// URL's host when empty) and the extra header.
+// URL's host when empty) and the extra header, taking any answer body.
 func NewRequest(rawURL, host string, header http.Header) (*Request, error) {
-	u, err := url.Parse(rawURL)
+	r, err := newRequest(ShapeGet, rawURL, host, header)
 	if err != nil {
 		return nil, err
 	}
-	if u.Scheme != "http" || u.Host == "" {
-		return nil, fmt.Errorf("%s: want http://host:port/path", rawURL)
+	r.wantBody = -1
+	return r, nil
+}
+
+// NewShapeRequest prepares the HTTP/1.1 request of shape (not ShapeH2C)
+// to App behind rawURL: on the shape's path, with its body, wanting its
+// answer's length.
+func NewShapeRequest(shape Shape, rawURL, host string, header http.Header) (*Request, error) {
+	if shape == ShapeH2C {
+		return nil, fmt.Errorf("%s is not an HTTP/1.1 request", shape.Label())
+	}
+	return newRequest(shape, rawURL, host, header)
+}
+
+func newRequest(shape Shape, rawURL, host string, header http.Header) (*Request, error) {
+	u, err := shapeURL(shape, rawURL)
+	if err != nil {
+		return nil, err
 	}
 	req := &http.Request{
 		Method: http.MethodGet, URL: u, Host: host,
@@ -41,6 +61,12 @@ func NewRequest(rawURL, host string, header http.Header) (*Request, error) {
 		req.Header = http.Header{}
 	}
 	req.Header.Set("User-Agent", "knit-bench")
+	if shape == ShapePost {
+		req.Method = http.MethodPost
+		req.ContentLength = PostBodyBytes
+		req.Body = io.NopCloser(bytes.NewReader(postBody))
+		req.Header.Set("Content-Type", "application/octet-stream")
+	}
 	var wire bytes.Buffer
 	if err := req.Write(&wire); err != nil {
 		return nil, err
@@ -49,7 +75,25 @@ func NewRequest(rawURL, host string, header http.Header) (*Request, error) {
 	if u.Port() == "" {
 		addr = net.JoinHostPort(u.Hostname(), "80")
 	}
-	return &Request{URL: rawURL, addr: addr, wire: wire.Bytes()}, nil
+	return &Request{URL: u.String(), addr: addr, wire: wire.Bytes(), wantBody: shape.wantBody()}, nil
+}
+
+// postBody is what ShapePost sends.
+var postBody = bytes.Repeat([]byte("knit"), PostBodyBytes/4)
+
+// shapeURL is rawURL (http only) with the shape's app path, if it has one.
+func shapeURL(shape Shape, rawURL string) (*url.URL, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme != "http" || u.Host == "" {
+		return nil, fmt.Errorf("%s: want http://host:port/path", rawURL)
+	}
+	if p := shape.path(); p != "" {
+		u.Path, u.RawPath = p, ""
+	}
+	return u, nil
 }
 
 // Conn sends one Request over a kept-alive HTTP/1.1 connection, one at a
@@ -60,6 +104,8 @@ type Conn struct {
 	deadline time.Time
 	c        net.Conn
 	br       *bufio.Reader
+	// got counts the body bytes of the answer being read.
+	got int64
 }
 
 // NewConn returns a connection for req that dials on first use. No
@@ -85,7 +131,18 @@ type StatusError struct {
 }
 
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("GET %s: %d %s", e.URL, e.Status, e.Body)
+	return fmt.Sprintf("%s: %d %s", e.URL, e.Status, e.Body)
+}
+
+// BodyError is a 200 whose body is not as long as the request's shape
+// answers: a proxy cut or padded it.
+type BodyError struct {
+	URL       string
+	Got, Want int64
+}
+
+func (e *BodyError) Error() string {
+	return fmt.Sprintf("%s: 200 with %d body bytes, want %d", e.URL, e.Got, e.Want)
 }
 
 // maxErrorBody is how much of a non-200 body a StatusError keeps.
@@ -143,6 +200,7 @@ func (c *Conn) readResponse() (closeAfter bool, err error) {
 			break
 		}
 	}
+	c.got = 0
 	var sink *bytes.Buffer
 	if status != http.StatusOK {
 		sink = new(bytes.Buffer)
@@ -162,6 +220,9 @@ func (c *Conn) readResponse() (closeAfter bool, err error) {
 	}
 	if sink != nil {
 		return closeAfter, &StatusError{URL: c.req.URL, Status: status, Body: string(bytes.TrimSpace(sink.Bytes()))}
+	}
+	if c.req.wantBody >= 0 && c.got != c.req.wantBody {
+		return closeAfter, &BodyError{URL: c.req.URL, Got: c.got, Want: c.req.wantBody}
 	}
 	return closeAfter, nil
 }
@@ -211,7 +272,8 @@ func (c *Conn) readHead() (status int, length int64, chunked, closeAfter bool, e
 // keeping its first maxErrorBody bytes, or discards them when sink is nil.
 func (c *Conn) skip(n int64, sink *bytes.Buffer) error {
 	if sink == nil && n >= 0 {
-		_, err := c.br.Discard(int(n))
+		d, err := c.br.Discard(int(n))
+		c.got += int64(d)
 		return err
 	}
 	var r io.Reader = c.br
@@ -223,6 +285,7 @@ func (c *Conn) skip(n int64, sink *bytes.Buffer) error {
 		w = &capped{b: sink}
 	}
 	copied, err := io.Copy(w, r)
+	c.got += copied
 	if n >= 0 && err == nil && copied < n {
 		err = io.ErrUnexpectedEOF
 	}

@@ -18,10 +18,14 @@ const DefaultMaxRequests = 2_000_000
 const stuckGrace = 10 * time.Second
 
 // LoadSpec is one closed-loop load run: Concurrency workers, each with
-// its own kept-alive connection, send the same GET back to back until
-// Duration passes or MaxRequests were sent, whichever comes first.
+// its own kept-alive connection, send the same request back to back
+// until Duration passes or MaxRequests were sent, whichever comes first.
 type LoadSpec struct {
+	// URL is where App is reached; a Shape other than ShapeGet replaces
+	// its path with the shape's.
 	URL string
+	// Shape is the request sent and the answer wanted; empty is ShapeGet.
+	Shape Shape
 	// Host is the Host header; empty means the URL's host.
 	Host string
 	// Header is added to every request.
@@ -63,24 +67,16 @@ func Run(ctx context.Context, spec LoadSpec) (Result, error) {
 	if spec.Concurrency < 1 || spec.Duration <= 0 {
 		return Result{}, fmt.Errorf("load: concurrency %d and duration %v must be positive", spec.Concurrency, spec.Duration)
 	}
-	req, err := NewRequest(spec.URL, spec.Host, spec.Header)
-	if err != nil {
-		return Result{}, err
-	}
 	limit := spec.MaxRequests
 	if limit <= 0 {
 		limit = DefaultMaxRequests
 	}
-	conns := make([]*Conn, spec.Concurrency)
 	deadline := time.Now().Add(spec.Warmup + spec.Duration + stuckGrace)
-	for i := range conns {
-		conns[i] = NewConn(req, deadline)
+	conns, release, err := workerConns(spec, deadline)
+	if err != nil {
+		return Result{}, err
 	}
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
+	defer release()
 	if spec.Warmup > 0 {
 		run(ctx, conns, spec.Warmup, limit, false)
 	}
@@ -94,8 +90,54 @@ func Run(ctx context.Context, spec LoadSpec) (Result, error) {
 	return r, nil
 }
 
+// worker is one load worker's connection: Conn or H2CConn.
+type worker interface{ Do() error }
+
+// workerConns are spec.Concurrency connections for spec's shape, and
+// what closes them.
+func workerConns(spec LoadSpec, deadline time.Time) ([]worker, func(), error) {
+	conns := make([]worker, spec.Concurrency)
+	if spec.Shape == ShapeH2C {
+		h2c := make([]*H2CConn, spec.Concurrency)
+		release := func() {
+			for _, c := range h2c {
+				if c != nil {
+					c.release()
+				}
+			}
+		}
+		for i := range conns {
+			c, err := NewH2CConn(spec.URL, spec.Host, spec.Header, deadline)
+			if err != nil {
+				release()
+				return nil, nil, err
+			}
+			h2c[i], conns[i] = c, c
+		}
+		return conns, release, nil
+	}
+	shape := spec.Shape
+	if shape == "" {
+		shape = ShapeGet
+	}
+	req, err := NewShapeRequest(shape, spec.URL, spec.Host, spec.Header)
+	if err != nil {
+		return nil, nil, err
+	}
+	h1 := make([]*Conn, spec.Concurrency)
+	for i := range conns {
+		h1[i] = NewConn(req, deadline)
+		conns[i] = h1[i]
+	}
+	return conns, func() {
+		for _, c := range h1 {
+			c.Close()
+		}
+	}, nil
+}
+
 // run drives one worker per connection for d or limit requests.
-func run(ctx context.Context, conns []*Conn, d time.Duration, limit int, measure bool) Result {
+func run(ctx context.Context, conns []worker, d time.Duration, limit int, measure bool) Result {
 	var stop atomic.Bool
 	timer := time.AfterFunc(d, func() { stop.Store(true) })
 	defer timer.Stop()

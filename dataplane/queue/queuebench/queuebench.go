@@ -5,7 +5,9 @@
 // connections per host, once with a pool sized as a production proxy
 // sizes it) and through knit's queue-proxy with every feature on, at
 // containerConcurrency 0 and 10. It also has a small closed-loop load
-// generator reporting throughput and latency percentiles.
+// generator reporting throughput and latency percentiles, for request
+// shapes beyond the small GET (shape.go): a POST with a body, a streamed
+// answer, and h2c end to end. Every server here takes HTTP/1.1 and h2c.
 //
 // It lives apart from package queue so the sidecar binary does not carry it.
 package queuebench
@@ -37,7 +39,7 @@ const (
 	QueueCC10          = "queue-cc10"
 )
 
-// AppBody is what the trivial app answers.
+// AppBody is what the trivial app answers a GET.
 const AppBody = "Hello from knit!\n"
 
 // Target is one way to reach the app.
@@ -64,12 +66,7 @@ func Start() (*Targets, error) {
 		return nil, err
 	}
 
-	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("Content-Length", strconv.Itoa(len(AppBody)))
-		io.WriteString(w, AppBody)
-	})
-	appAddr, err := t.serve(app)
+	appAddr, err := t.serve(App())
 	if err != nil {
 		return fail(err)
 	}
@@ -125,7 +122,7 @@ func (t *Targets) serve(h http.Handler) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: time.Minute}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: time.Minute, Protocols: bare.Protocols()}
 	t.close = append(t.close, func() { srv.Close() })
 	t.wg.Go(func() { srv.Serve(ln) })
 	return ln.Addr().String(), nil

@@ -47,7 +47,7 @@ func run(listen, upstream string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: bare.NewPooled(u), ReadHeaderTimeout: time.Minute}
+	srv := &http.Server{Handler: bare.NewPooled(u), ReadHeaderTimeout: time.Minute, Protocols: bare.Protocols()}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
