@@ -23,7 +23,7 @@
 //
 // # Asking for a canary
 //
-//	PR description line   knit: canary 10,25,50 every 2m automerge
+//	PR description line   knit: canary 10,25,50 every 2m
 //	PR label              knit/canary            (the defaults)
 //	                      knit/canary: 5,50 every 30s
 //	Service annotation    knit.dev/canary: "10,25,50 every 2m max-5xx 2"
@@ -42,4 +42,9 @@
 // be (default 1.2x), min-requests how many requests the canary must serve
 // in a step before it is judged (default 20). [Plan.String] writes a plan
 // back in this grammar.
+//
+// The grammar still parses automerge, but this package only reads what
+// was written: the pull request controller decides what an author may
+// ask for (automerge only from a maintainer's label, thresholds from the
+// author's text only stricter than the defaults, nothing from a fork).
 package canary
