@@ -60,15 +60,16 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-# The packages with concurrency on the request path and in the runtime
-# (lock-free breaker, pooled timers and connections, the replica
-# supervisor, the Git passes) run under the race detector; the rest run
-# plain. Tests that count allocations carry //go:build !race: the
-# detector's shadow memory allocates on its own.
+# Everything runs plain, then the packages with concurrency on the
+# request path and in the runtime (lock-free breaker, pooled timers and
+# connections, the replica supervisor, the Git passes) run again under
+# the race detector. Tests that count allocations or measure the heap
+# carry //go:build !race (the detector's shadow memory allocates on its
+# own) and run in the plain pass.
 RACE_PKGS := ./dataplane/... ./local/... ./gitsync/...
 
 test: tools verify-generated vet fmt-check ## everything CI runs: unit, envtest, knit dev e2e, Knative's conformance suite, and the cluster journeys (and the suite there) when root on Linux
-	go test -count=1 $$(go list ./... | grep -v -E '^github.com/knitops/knit/(dataplane|local|gitsync)(/|$$)')
+	go test -count=1 ./...
 	go test -count=1 -race $(RACE_PKGS)
 	$(MAKE) --no-print-directory fuzz FUZZTIME=1000x
 	$(MAKE) --no-print-directory conformance

@@ -339,9 +339,19 @@ func main() {
 	create(t, d)
 	create(t, service(ns, "tool", map[string]string{"app": "tool"}, intstr.FromString("http")))
 	waitForDeployment(t, client.ObjectKeyFromObject(d), 3*time.Minute, "tool available", available)
-	if body, _ := get(t, readySlices(t, ns, "tool", 1)[0]); body != "the required tool" {
-		t.Errorf("answer = %q, want the required module's program", body)
-	}
+	// Without a readiness probe the replica is ready once started, which
+	// may be before the program listens: ask until it answers.
+	slice := readySlices(t, ns, "tool", 1)[0]
+	url := fmt.Sprintf("http://127.0.0.1:%d/", *slice.Ports[0].Port)
+	eventually(t, 30*time.Second, "the required module's program answering", func() (bool, string) {
+		resp, err := http.Get(url)
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return string(body) == "the required tool", fmt.Sprintf("answer %q", body)
+	})
 }
 
 func writeFiles(t *testing.T, root string, files map[string]string) {
