@@ -24,6 +24,10 @@ var trustedManagers = map[string]bool{
 	"knit-dev":                        true, // knit dev's activator (local/dev)
 }
 
+// ReplicaNetworks is the link-local range knit dev's isolated replicas
+// get their /30s from (local/runtime's pool), clear of 169.254.169.254.
+var ReplicaNetworks = netip.MustParsePrefix("169.254.64.0/18")
+
 // ErrUntrusted is wrapped by Check's refusals.
 var ErrUntrusted = errors.New("endpointslice not trusted")
 
@@ -34,8 +38,10 @@ var ErrUntrusted = errors.New("endpointslice not trusted")
 // reach any name. FQDN slices holding IP literals stay allowed, because
 // the API refuses loopback IPs in IPv4 slices and knit dev publishes its
 // local replicas that way. Link-local, multicast and unspecified
-// addresses are refused too: no replica lives there, and link-local is
-// where clouds serve instance metadata.
+// addresses are refused too: no pod lives there, and link-local is where
+// clouds serve instance metadata. The one link-local range allowed is
+// ReplicaNetworks, where knit dev puts its isolated replicas; it holds no
+// metadata address.
 func Check(s *discoveryv1.EndpointSlice) error {
 	if m := s.Labels[discoveryv1.LabelManagedBy]; !trustedManagers[m] {
 		return fmt.Errorf("%w: managed by %q, not Kubernetes' endpointslice controller or knit", ErrUntrusted, m)
@@ -61,6 +67,9 @@ func checkAddress(a string) error {
 		return fmt.Errorf("%w: address %q is not an IP address", ErrUntrusted, a)
 	}
 	ip = ip.Unmap() // ::ffff:169.254.169.254 is 169.254.169.254
+	if ReplicaNetworks.Contains(ip) {
+		return nil
+	}
 	if ip.IsLinkLocalUnicast() || ip.IsMulticast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() {
 		return fmt.Errorf("%w: address %s is link-local, multicast or unspecified", ErrUntrusted, a)
 	}

@@ -27,6 +27,8 @@ func TestCheck(t *testing.T) {
 		{"the SKS, IPv6", managed("knit-serverlessservice", discoveryv1.AddressTypeIPv6, "fd00::1"), true},
 		{"knit dev's loopback as FQDN", managed("knit-local-runtime", discoveryv1.AddressTypeFQDN, "127.0.0.1"), true},
 		{"knit dev's activator", managed("knit-dev", discoveryv1.AddressTypeFQDN, "127.0.0.1"), true},
+		{"knit dev's isolated replica", managed("knit-local-runtime", discoveryv1.AddressTypeIPv4, "169.254.118.174"), true},
+		{"link-local outside knit dev's replica networks", managed("knit-local-runtime", discoveryv1.AddressTypeIPv4, "169.254.1.2"), false},
 		{"no manager", managed("", discoveryv1.AddressTypeIPv4, "10.0.0.1"), false},
 		{"the mirroring controller (anyone who writes Endpoints)", managed("endpointslicemirroring-controller.k8s.io", discoveryv1.AddressTypeIPv4, "10.0.0.1"), false},
 		{"a host name", managed("endpointslice-controller.k8s.io", discoveryv1.AddressTypeFQDN, "example.com"), false},
