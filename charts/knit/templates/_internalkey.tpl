@@ -21,11 +21,13 @@ Secret reaches them without a restart.
   mountPath: /etc/knit/internal-key
   readOnly: true
 {{- end }}
+{{/* 0444: the components run as 65532 with no fsGroup, so a 0400 file
+owned by root is unreadable to them; the volume is this pod's alone. */}}
 {{- define "knit.internalKeyVolume" -}}
 - name: internal-key
   secret:
     secretName: {{ include "knit.internalKeySecret" . }}
-    defaultMode: 0400
+    defaultMode: 0444
     items:
       - key: keys
         path: keys
