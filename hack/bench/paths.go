@@ -193,13 +193,16 @@ func benchRoute(name, host, revision string) servingv1.Route {
 }
 
 // benchSlice is a Revision's public EndpointSlice as knit dev writes it:
-// one ready endpoint, 127.0.0.1 as an FQDN, the port named http.
+// one ready endpoint, 127.0.0.1 as an FQDN, the port named http, managed
+// by knit dev's runtime (the ingress dials only slices a trusted manager
+// wrote).
 func benchSlice(revision, addr string) discoveryv1.EndpointSlice {
 	_, portStr, _ := net.SplitHostPort(addr)
 	var port int32
 	fmt.Sscan(portStr, &port)
 	return discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Namespace: benchNamespace, Name: revision + "-bench", Labels: map[string]string{discoveryv1.LabelServiceName: revision}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: benchNamespace, Name: revision + "-bench", Labels: map[string]string{
+			discoveryv1.LabelServiceName: revision, discoveryv1.LabelManagedBy: "knit-local-runtime"}},
 		AddressType: discoveryv1.AddressTypeFQDN,
 		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"127.0.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
 		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To(port)}},
