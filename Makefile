@@ -81,7 +81,7 @@ test: tools verify-generated vet fmt-check ## everything CI runs: unit, envtest,
 		echo "*** Kubernetes needs root on Linux (network and mount namespaces, cgroups). Run them as root."; echo; \
 	fi
 
-# Issue #10's journeys, alone: knit dev restarted under load (controllers
+# knit dev's reliability journeys, alone: knit dev restarted under load (controllers
 # only: 0 failed requests; the whole process: only its own exit), an app
 # that ignores SIGTERM replaced under load (0 failed), knit dev killed with
 # SIGKILL (no orphan), loopback-only listeners and isolated replicas, and
@@ -90,7 +90,7 @@ test: tools verify-generated vet fmt-check ## everything CI runs: unit, envtest,
 RELIABILITY_TESTS := TestRestartingTheControllersFailsNoRequest|TestRestartingKnitDevUnderLoad|TestReplacingAnAppThatIgnoresSIGTERMFailsNoRequest|TestKilledKnitDevLeavesNoOrphans|TestKnitDevListensOnLoopbackOnlyAndIsolatesReplicas|TestUndeliveredEventSurvivesKnitDevRestart
 
 test-reliability: export KUBEBUILDER_ASSETS := $(BIN)
-test-reliability: tools ## issue #10's restart, replacement, orphan, isolation and durable-event journeys in knit dev
+test-reliability: tools ## knit dev's restart, replacement, orphan, isolation and durable-event journeys
 	go test -count=1 -run '^($(RELIABILITY_TESTS))$$' ./e2e/
 
 # Every FuzzXxx of the module, each for FUZZTIME: go test fuzzes one
@@ -139,7 +139,7 @@ bench: tools knative-queue ## request-path and cold-start benchmarks → docs/be
 		go run ./hack/bench -bin-dir $(BIN) -out docs/benchmarks.md $(BENCH_FLAGS); \
 	fi
 
-# A thousand Services in one knit dev (issue #12's journey): apply at
+# A thousand Services in one knit dev (the scale a team's laptop must hold): apply at
 # initial scale 0 → all Ready, knit dev's CPU and memory idle at zero, 200
 # more at initial scale 1 (a replica each) → Ready and back to zero, a
 # restart → full resync, and a push of a repository of 100 Services.

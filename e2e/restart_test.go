@@ -156,7 +156,7 @@ func TestRestartingKnitDevUnderLoad(t *testing.T) {
 		res.Sent, res.Failed, res.Errors, res.Statuses, clock(res.FirstFailure), clock(res.LastFailure),
 		res.LastFailure.Sub(res.FirstFailure).Seconds(), res.LongestGap.Seconds(), clock(res.GapEnd))
 	t.Logf("SIGTERM %s, exited %s, new process %s, ready %s", clock(stopping), clock(exited), clock(d2.started), clock(d2.ready))
-	// While the old knit dev exits, requests may fail: issue #10 asks that
+	// While the old knit dev exits, requests may fail: the target is that
 	// a whole restart cost at most the seconds of that exit, measured and
 	// logged above. Its last moments may answer 502 as replicas go (seen
 	// twice in 149,360 on a loaded machine); after the new one is ready

@@ -11,7 +11,7 @@ import (
 )
 
 // A GitRepository whose URL the egress policy refuses (here, a listener on
-// loopback, as the credential-stealing push in issue #10 used) fails its
+// loopback, where a push could point knit to steal its credentials) fails its
 // Fetched condition with EgressDenied, not a generic FetchFailed.
 func TestFetchFailedReason(t *testing.T) {
 	cache := &gitsource.Cache{Dir: t.TempDir(), Egress: func() *egress.Policy { return &egress.Policy{} }}

@@ -22,7 +22,7 @@ import (
 // Route marking it active, then reserve, changes its labels and the
 // routingStateModified annotation, never its pods. A template change would
 // make the runtime start a second replica of every new Revision and drain
-// the first (issue #10: two replica starts ~0.3 s apart per revision).
+// the first (seen as two replica starts ~0.3 s apart per revision).
 func TestRoutingStateLeavesPodTemplateAlone(t *testing.T) {
 	ns := namespace(t)
 	ctx := context.Background()

@@ -18,7 +18,7 @@ import (
 // Garbage collection of a cache repository. Each fetch adds a pack of the
 // commits it was asked for, and nothing removed the packs of commits no
 // branch points at any more: a repository pushed 50–150 MB blobs kept
-// every one (a 669 MB cache in issue #10, finding 13). A collection
+// every one (a 669 MB cache was seen). A collection
 // writes what the commits still wanted reach (their trees and files,
 // never history: a shallow cache has none) into one new pack, and
 // removes every other pack and loose object. What is kept is the heads,

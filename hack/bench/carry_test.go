@@ -16,8 +16,8 @@ func TestCarriedCluster(t *testing.T) {
 	tests := []struct {
 		name, old, want string
 	}{
-		{"no cluster section", header + "\n## Targets (issue #12)\n\n| a |\n", ""},
-		{"between sections", header + cluster + "\n## Targets (issue #12)\n\n| a |\n", marked},
+		{"no cluster section", header + "\n## Targets (an older heading)\n\n| a |\n", ""},
+		{"between sections", header + cluster + "\n## Targets (an older heading)\n\n| a |\n", marked},
 		{"last section", header + cluster, marked},
 		{"carried twice keeps the first mark", "# Benchmarks\n\n- Date: 2026-12-01 10:00 UTC\n" + marked + "\n## Targets\n", marked},
 		{"no date or commit", "# Benchmarks\n" + cluster,

@@ -128,7 +128,7 @@ func (r *report) markdown() string {
 	b.WriteString(r.carriedScale)
 
 	fmt.Fprintf(&b, "\n## Targets\n\n")
-	fmt.Fprintf(&b, "Issue #12's and DESIGN.md's. The queue-proxy's throughput against Knative's and its added latency\n")
+	fmt.Fprintf(&b, "From docs/design.md. The queue-proxy's throughput against Knative's and its added latency\n")
 	fmt.Fprintf(&b, "are judged on every request shape, on the knit-queue rows as shipped (fast path on).\n\n")
 	fmt.Fprintf(&b, "| target | measured | verdict |\n|---|---|---|\n")
 	for _, t := range r.targets() {

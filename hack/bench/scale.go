@@ -80,7 +80,7 @@ type warmResult struct {
 }
 
 // measureScale runs the scale part: knit dev built from this tree with a
-// thousand Services, as issue #12's journey describes.
+// thousand Services, the scale knit dev's targets are set for.
 func measureScale(ctx context.Context, root, binDir string, so scaleOptions, out io.Writer) (*scaleResult, error) {
 	if err := checkTools(binDir); err != nil {
 		return nil, err

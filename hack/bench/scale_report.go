@@ -9,7 +9,7 @@ import (
 // scaleHeading opens the scale part's section of docs/benchmarks.md.
 const scaleHeading = "## At scale: a thousand Services in knit dev\n"
 
-// Issue #12's targets for the scale part.
+// The targets for the scale part (docs/design.md's table).
 const (
 	targetAllReady = 120 * time.Second
 	targetResync   = 60 * time.Second
@@ -58,7 +58,7 @@ func (r *scaleResult) markdown(m machine, elapsed time.Duration) string {
 	all := total(r.idle)
 	fmt.Fprintf(&b, "| **all** | **%s** | | |\n", fmtShare(all, o.idle))
 
-	fmt.Fprintf(&b, "\n| target (issue #12) | measured | verdict |\n|---|---|---|\n")
+	fmt.Fprintf(&b, "\n| target | measured | verdict |\n|---|---|---|\n")
 	fmt.Fprintf(&b, "| %d Services Ready < %s after apply | %s | %s |\n", o.services, fmtSec(targetAllReady), fmtSec(r.apply.all), verdict(true, r.apply.all < targetAllReady))
 	fmt.Fprintf(&b, "| full resync after a restart < %s | %s | %s |\n", fmtSec(targetResync), fmtSec(r.resync), verdict(true, r.resync < targetResync))
 	share := float64(all) / float64(o.idle)
