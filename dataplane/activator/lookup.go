@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -33,6 +34,30 @@ type revisionHandler struct {
 	next   http.Handler
 	lookup func(ctx context.Context, key types.NamespacedName) (*revision, error)
 	routes *hopauth.Keyring
+	// verified is the last signature that passed, so that the requests of
+	// one busy Revision (the ingress signs once a second) cost one HMAC a
+	// second rather than one each.
+	verified atomic.Pointer[verifiedRoute]
+}
+
+// verifiedRoute is a signature of namespace/name that passed at second
+// sec; it is taken again without an HMAC within that second.
+type verifiedRoute struct {
+	sig, namespace, name string
+	sec                  int64
+}
+
+// checkRoute says whether sig signs key, by the memo or by the keyring.
+func (h *revisionHandler) checkRoute(sig string, key types.NamespacedName) bool {
+	now := time.Now()
+	if v := h.verified.Load(); v != nil && v.sec == now.Unix() && v.sig == sig && v.namespace == key.Namespace && v.name == key.Name {
+		return true
+	}
+	if h.routes.CheckRoute(sig, key.Namespace, key.Name, now) != nil {
+		return false
+	}
+	h.verified.Store(&verifiedRoute{sig: sig, namespace: key.Namespace, name: key.Name, sec: now.Unix()})
+	return true
 }
 
 func (h *revisionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -44,7 +69,7 @@ func (h *revisionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.routes != nil {
 		sig := first(r.Header[hopauth.RouteHeader])
 		delete(r.Header, hopauth.RouteHeader)
-		if h.routes.CheckRoute(sig, key.Namespace, key.Name, time.Now()) != nil {
+		if !h.checkRoute(sig, key) {
 			http.Error(w, "activator: only knit's ingress routes requests here", http.StatusForbidden)
 			return
 		}

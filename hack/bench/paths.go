@@ -21,6 +21,7 @@ import (
 	"github.com/knitops/knit/dataplane/ingress"
 	"github.com/knitops/knit/dataplane/queue/queuebench"
 	"github.com/knitops/knit/dataplane/queue/queuebench/bare"
+	"github.com/knitops/knit/internal/hopauth"
 )
 
 // Paths to the app beyond queuebench's, and the Revisions the ingress
@@ -102,7 +103,10 @@ func startPaths() (*paths, error) {
 		}
 	}
 
-	act, err := activator.New(activator.Options{Registry: prometheus.NewRegistry()})
+	// The ingress signs each request's Revision and the activator checks
+	// it, as in knit dev and on a cluster: their cost is on the path.
+	keys := hopauth.Generate()
+	act, err := activator.New(activator.Options{Registry: prometheus.NewRegistry(), RouteKeys: keys})
 	if err != nil {
 		p.close()
 		return nil, err
@@ -116,6 +120,7 @@ func startPaths() (*paths, error) {
 	act.SetEndpoints(types.NamespacedName{Namespace: benchNamespace, Name: proxyRevision}, 0, []string{queueAddr})
 
 	router := ingress.NewRouter()
+	router.SignRoutes(keys)
 	router.Update(ingress.Build(
 		[]servingv1.Route{benchRoute("bench", serveHost, serveRevision), benchRoute("bench-act", proxyHost, proxyRevision)},
 		[]discoveryv1.EndpointSlice{benchSlice(serveRevision, queueAddr), benchSlice(proxyRevision, actAddr)},
