@@ -13,6 +13,8 @@ type banner struct {
 	API, Kubeconfig, Webhooks, Ingress, Git string
 	// Replicas says where replicas listen and who can reach them.
 	Replicas string
+	// Images says whether container images run, and how.
+	Images string
 	// GitToken is the password every push and fetch needs (any user
 	// name), kept in GitTokenFile.
 	GitToken, GitTokenFile string
@@ -39,6 +41,7 @@ func printBanner(w io.Writer, b banner) {
   webhooks     %s
   ingress      %s  → http://<service>.<namespace>.localhost:%s
   replicas     %s
+  images       %s
   git          %s/git/<repo>.git  (any user name, the git token as password)
   git token    %s  (in %s)
   kubeconfig   %s
@@ -48,5 +51,5 @@ func printBanner(w io.Writer, b banner) {
   git remote add knit http://knit:%s@%s/git/<repo>.git
 
 Ctrl-C stops everything.
-`, ReadyLine, b.API, b.CRDs, b.Webhooks, b.Ingress, port, b.Replicas, b.Git, b.GitToken, tokenFile, kubeconfig, kubeconfig, b.GitToken, gitHost)
+`, ReadyLine, b.API, b.CRDs, b.Webhooks, b.Ingress, port, b.Replicas, b.Images, b.Git, b.GitToken, tokenFile, kubeconfig, kubeconfig, b.GitToken, gitHost)
 }

@@ -35,6 +35,7 @@ type dataPlane struct {
 	act     *activatorPlane
 	adm     *admissionServer
 	network runtime.Network // where replicas listen
+	oci     *runtime.OCI    // runs container images; nil: this machine cannot
 	// ingress is served beside the manager, not by it: on the way out it
 	// stops first and drains while the activator and the replicas its
 	// requests are on still answer (see running.shutdown).
@@ -72,7 +73,7 @@ func (p *dataPlane) newManager(cfg *rest.Config, scheme *k8sruntime.Scheme, opts
 		return nil, fmt.Errorf("activator: %w", err)
 	}
 	p.act.srv.Server.Handler = activate
-	rt, err := runtime.New(runtime.Options{StateDir: opts.StateDir, SourceDir: p.git.sourceDir, Network: p.network})
+	rt, err := runtime.New(runtime.Options{StateDir: opts.StateDir, SourceDir: p.git.sourceDir, Network: p.network, OCI: p.oci})
 	if err != nil {
 		return nil, fmt.Errorf("local runtime: %w", err)
 	}

@@ -78,14 +78,18 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	}
 	defer func() { err = errors.Join(err, apiSrv.stop()) }()
 
-	dp := &dataPlane{router: router, routeKeys: routeKeys, git: git, act: act, ingress: ingressSrv, gitSrv: gitSrv, network: network}
-	return serve(ctx, opts, apiSrv, dp, out, networkNote)
+	oci, imagesNote := openImages(ctx, opts)
+	if oci != nil {
+		defer oci.Close()
+	}
+	dp := &dataPlane{router: router, routeKeys: routeKeys, git: git, act: act, ingress: ingressSrv, gitSrv: gitSrv, network: network, oci: oci}
+	return serve(ctx, opts, apiSrv, dp, out, networkNote, imagesNote)
 }
 
 // serve runs everything that needs the API: CRDs, the data plane's
 // manager and the controllers' (see controllers), until ctx ends or one
 // of them fails.
-func serve(ctx context.Context, opts Options, apiSrv *apiServer, dp *dataPlane, out io.Writer, networkNote string) error {
+func serve(ctx context.Context, opts Options, apiSrv *apiServer, dp *dataPlane, out io.Writer, networkNote, imagesNote string) error {
 	scheme, err := api.NewScheme()
 	if err != nil {
 		return err
@@ -139,7 +143,7 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, dp *dataPlane, 
 		case <-dp.router.Loaded():
 			printBanner(out, banner{
 				API: apiSrv.url, Kubeconfig: apiSrv.kubeconfig, Webhooks: dp.adm.url,
-				Ingress: ingressURL, Git: gitURL, CRDs: len(crdNames), Replicas: networkNote,
+				Ingress: ingressURL, Git: gitURL, CRDs: len(crdNames), Replicas: networkNote, Images: imagesNote,
 				GitToken: dp.git.token, GitTokenFile: filepath.Join(opts.StateDir, gitTokenFile),
 			})
 			select {

@@ -42,6 +42,10 @@ type Options struct {
 	// synced (Synced=False, reason TooLarge). 0 is
 	// gitsource.DefaultMaxFetchBytes.
 	GitMaxFetchBytes int64
+	// PlainHTTPRegistries are registries images may be pulled from over
+	// plain HTTP ("host:port"), besides loopback ones, as containerd's
+	// hosts.toml plain-http allows a host.
+	PlainHTTPRegistries []string
 	// Restart replaces the controllers at every receive, while the
 	// ingress, the activator, the replicas, admission and the Git server
 	// keep serving (`knit dev` sends on it at SIGHUP).

@@ -23,6 +23,9 @@ type launch struct {
 	// image binds the binary of the container's image where the image
 	// has it, for a user who cannot reach it where knit dev keeps it.
 	image *bindMount
+	// oci, when set, runs the container's image through the engine:
+	// argv, env and dir are then the container's own, inside the image.
+	oci *ociLaunch
 }
 
 // runContainer is one container's life: set up (build the image, make
@@ -66,7 +69,9 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 			log.Error(err, "Container cgroup not removed")
 		}
 	}()
-	l.mounts = r.containerView(c, l, cg)
+	if l.oci == nil {
+		l.mounts = r.containerView(c, l, cg)
+	}
 	backoff := r.rt.opts.Backoff
 	stdout, stderr := &tail{}, &tail{}
 	streak := 0
@@ -74,13 +79,11 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 		stdout.Reset()
 		stderr.Reset()
 		oomBefore := cg.oomKills()
-		p, err := startProcess(l.argv, l.env, l.dir, output{log: logFile, stdout: stdout, stderr: stderr}, r.net, cg, l.mounts, l.cred)
+		p, run, err := r.startRun(ctx, c, l, output{log: logFile, stdout: stdout, stderr: stderr}, cg)
 		if err != nil {
 			streak++
 			log.Info("Container cannot start", "error", err.Error())
-			r.update(i, func(s *containerState) {
-				s.setup = &failure{Reason: ReasonRunContainerError, Message: fmt.Sprintf("container %s: %v", c.Name, err)}
-			})
+			r.update(i, func(s *containerState) { s.setup = startFailure(c, err) })
 			if !sleepCtx(ctx, backoff.Delay(streak)) {
 				return
 			}
@@ -93,6 +96,7 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 			}
 			s.setup, s.running, s.pid, s.startedAt, s.probe = nil, true, p.pid(), p.started, ""
 			s.ready = c.ReadinessProbe == nil
+			s.imageID, s.containerID = run.imageID(l), run.containerID()
 		})
 		if c.ReadinessProbe != nil {
 			r.probe(ctx, i, c, p, l)
@@ -111,6 +115,7 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 			grace, began := r.gracePeriod(), time.Now()
 			r.preStop(c, l, grace, log)
 			p.stop(max(grace-time.Since(began), 0), r.rt.killed)
+			r.teardownOCI(run)
 			exit := exitOf(p, c, cg.oomKills() > oomBefore, nil)
 			r.update(i, func(s *containerState) {
 				s.running, s.ready, s.pid = false, false, 0
@@ -118,6 +123,7 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 			})
 			return
 		}
+		r.teardownOCI(run)
 		desc := cg.describeExit(p, oomBefore)
 		streak = backoff.crashesInARow(streak, time.Since(p.started))
 		lines := stderr.Lines()
@@ -147,7 +153,7 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 // ended first.
 func (r *replica) setUp(ctx context.Context, i int, c *corev1.Container) (l launch, ok bool) {
 	for attempt := 1; ; attempt++ {
-		f := r.resolve(ctx, c, &l)
+		f := r.resolve(ctx, c, &l, attempt)
 		if f == nil {
 			r.update(i, func(s *containerState) { s.setup = nil })
 			return l, true
@@ -170,7 +176,7 @@ func (r *replica) setUp(ctx context.Context, i int, c *corev1.Container) (l laun
 // resolve fills l: environment, volumes (written for the replica on
 // first use), command (building the image if needed), working
 // directory and the user it runs as.
-func (r *replica) resolve(ctx context.Context, c *corev1.Container, l *launch) *failure {
+func (r *replica) resolve(ctx context.Context, c *corev1.Container, l *launch, attempt int) *failure {
 	env, err := containerEnv(ctx, r.rt.reader, r.pod, c, r.ports)
 	if err != nil {
 		return &failure{Reason: ReasonCreateContainerConfigError, Message: fmt.Sprintf("container %s: %v", c.Name, err)}
@@ -178,6 +184,9 @@ func (r *replica) resolve(ctx context.Context, c *corev1.Container, l *launch) *
 	mounts, f := r.mountsFor(ctx, c, env)
 	if f != nil {
 		return f
+	}
+	if ociImage(c) {
+		return r.resolveOCI(ctx, c, env, mounts, l, attempt)
 	}
 	moduleDir, f := r.rt.moduleDir(ctx, r.pod)
 	if f != nil {

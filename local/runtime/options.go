@@ -54,6 +54,10 @@ type Options struct {
 	// they changed (the kubelet's sync, which takes up to a minute or
 	// so). Default 10s.
 	VolumeSyncPeriod time.Duration
+	// OCI runs container images (OpenOCI: root on Linux, with runc);
+	// nil: an image that is neither ko:// nor knit:// cannot run and its
+	// Deployment says so (ImageNotRunnable).
+	OCI *OCI
 }
 
 // Defaults fills what was left empty.

@@ -138,6 +138,7 @@ func containerStatus(c *corev1.Container, st containerState, terminating bool, n
 	cs := corev1.ContainerStatus{
 		Name: c.Name, Image: c.Image, RestartCount: int32(st.restarts),
 		Ready: st.running && st.ready, Started: ptr.To(st.running),
+		ImageID: st.imageID, ContainerID: st.containerID,
 	}
 	last := st.exit
 	switch f := st.failure(now); {

@@ -61,6 +61,9 @@ type prober struct {
 	// inside is the container process whose mount and UTS namespaces and
 	// root exec commands run in (enterView); 0: knit dev's.
 	inside int
+	// wrapExec, when set, is the argv that runs an exec command inside
+	// the container (runc exec), which then needs nothing else here.
+	wrapExec func([]string) []string
 }
 
 func newProber(probe *corev1.Probe, c *corev1.Container, net *podNetwork, ports portMap, env []string, dir string) *prober {
@@ -254,8 +257,11 @@ func (p *prober) checkExec(ctx context.Context, argv []string) error {
 	if len(argv) == 0 {
 		return fmt.Errorf("exec probe has no command")
 	}
+	if p.wrapExec != nil {
+		argv = p.wrapExec(argv)
+	}
 	name := argv[0]
-	if p.argv0 != nil {
+	if p.argv0 != nil && p.wrapExec == nil {
 		var err error
 		if name, err = p.argv0(ctx, name); err != nil {
 			return err

@@ -63,6 +63,9 @@ type containerState struct {
 	// exit is how its process last ended (recordExit), prevExit the end
 	// before that: the Pod's state and lastState.
 	exit, prevExit *corev1.ContainerStateTerminated
+	// imageID and containerID are what the Pod reports of an image's
+	// run: repository@digest and runc://<id>.
+	imageID, containerID string
 }
 
 // replicaView is a replica at one instant: what Deployment status and

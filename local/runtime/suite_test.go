@@ -41,7 +41,9 @@ func TestMain(m *testing.M) {
 		}
 		defer os.RemoveAll(dir)
 		httpServer = filepath.Join(dir, "httpserver")
-		if out, err := exec.Command("go", "build", "-o", httpServer, "./testdata/httpserver").CombinedOutput(); err != nil {
+		build := exec.Command("go", "build", "-o", httpServer, "./testdata/httpserver")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0") // static: it also runs inside test images
+		if out, err := build.CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "build testdata/httpserver: %v\n%s", err, out)
 			return 1
 		}
@@ -65,6 +67,8 @@ var suite struct {
 	reader client.Reader // uncached
 	rt     *Runtime
 	state  string
+	// ociErr is why the runtime runs no images (not root, no runc).
+	ociErr error
 	stop   func(keepState bool) error
 }
 
@@ -104,7 +108,9 @@ func setUpSuite() error {
 	if err != nil {
 		return err
 	}
-	rt, err := New(Options{StateDir: state, Executable: httpServer, MaxGracePeriod: 5 * time.Second, SourceDir: annotatedSourceDir, VolumeSyncPeriod: 200 * time.Millisecond})
+	oci, ociErr := OpenOCI(context.Background(), OCIOptions{StateDir: state})
+	suite.ociErr = ociErr
+	rt, err := New(Options{StateDir: state, Executable: httpServer, MaxGracePeriod: 5 * time.Second, SourceDir: annotatedSourceDir, VolumeSyncPeriod: 200 * time.Millisecond, OCI: oci})
 	if err != nil {
 		return err
 	}

@@ -139,6 +139,10 @@ func setEnv(env []string, name, value string) []string {
 // binary finds it there when it was bound; otherwise /ko-app/<name>
 // resolves to knit dev's build (koAppArgv0).
 func (r *replica) forExec(pr *prober, c *corev1.Container, pid int, l launch) {
+	if l.oci != nil {
+		pr.wrapExec = r.ociExec(l.oci)
+		return
+	}
 	pr.cred = l.cred
 	if !l.mounts.empty() {
 		pr.inside = pid

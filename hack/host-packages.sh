@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages knit dev's image tests use, when missing:
+# runc (the engine knit dev runs images with) and busybox-static (the
+# shell the tests' images carry). Only as root on a Debian-like system;
+# elsewhere the tests that need them skip, saying why.
+set -euo pipefail
+[ "$(uname -s)" = Linux ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || exit 0
+PKGS=(runc busybox-static)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+((${#missing[@]})) || exit 0
+echo "apt-get install ${missing[*]}"
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

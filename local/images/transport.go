@@ -1,0 +1,40 @@
+package images
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+)
+
+// plainHTTPGuard refuses plain-HTTP requests to a registry that is
+// neither on loopback nor listed: go-containerregistry falls back to HTTP
+// for private (RFC 1918) addresses on its own, and a pull must not send
+// credentials, or trust a manifest, in clear to a host the user did not
+// name, as containerd's hosts.toml would not.
+type plainHTTPGuard struct {
+	next    http.RoundTripper
+	allowed []string
+}
+
+func (g plainHTTPGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme == "http" && !g.mayUsePlainHTTP(req.URL.Host) {
+		return nil, fmt.Errorf("registry %s is not served over HTTPS, and plain HTTP is allowed only to loopback and the registries knit dev lists (--plain-http-registry)", req.URL.Host)
+	}
+	return g.next.RoundTrip(req)
+}
+
+func (g plainHTTPGuard) mayUsePlainHTTP(host string) bool {
+	if slices.Contains(g.allowed, host) {
+		return true
+	}
+	h, _, err := net.SplitHostPort(host)
+	if err != nil {
+		h = host
+	}
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}

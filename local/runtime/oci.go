@@ -1,0 +1,176 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/containerd/containerd/v2/core/mount"
+	"github.com/google/go-containerregistry/pkg/authn"
+	k8schain "github.com/google/go-containerregistry/pkg/authn/kubernetes"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knitops/knit/local/engine"
+	"github.com/knitops/knit/local/images"
+)
+
+// OCI runs container images: pulled into an image store, each run of a
+// container an OCI bundle over its own snapshot of the image, started by
+// runc in the replica's network namespace and cgroup. knit dev gives one
+// when it runs as root on Linux and finds runc; without it an image
+// that is neither ko:// nor knit:// cannot run (ImageNotRunnable).
+type OCI struct {
+	Images *images.Store
+	Runc   engine.Runc
+	// bundles holds one directory per container run: config.json, the
+	// mounted root filesystem, /etc/hosts and resolv.conf.
+	bundles string
+}
+
+// OCIOptions configure OpenOCI.
+type OCIOptions struct {
+	// StateDir is knit dev's state directory: images go to
+	// <StateDir>/images, bundles to <StateDir>/containers, runc's state
+	// to <StateDir>/runc.
+	StateDir string
+	// PlainHTTPRegistries may be pulled from over plain HTTP besides
+	// loopback ones ("host:port").
+	PlainHTTPRegistries []string
+}
+
+// OpenOCI checks that this machine can run images (root, Linux, runc),
+// removes what an earlier knit dev's containers left (their runc state,
+// mounts and root filesystems) and opens the image store.
+func OpenOCI(ctx context.Context, opts OCIOptions) (*OCI, error) {
+	if err := mountSupport(); err != nil {
+		return nil, fmt.Errorf("container images: %w", err)
+	}
+	runc, err := engine.FindRunc()
+	if err != nil {
+		return nil, err
+	}
+	o := &OCI{
+		Runc:    engine.Runc{Path: runc, Root: filepath.Join(opts.StateDir, "runc")},
+		bundles: filepath.Join(opts.StateDir, "containers"),
+	}
+	if err := os.MkdirAll(o.bundles, 0o700); err != nil {
+		return nil, err
+	}
+	if err := o.removeLeftovers(ctx); err != nil {
+		return nil, err
+	}
+	o.Images, err = images.Open(ctx, images.Options{Root: filepath.Join(opts.StateDir, "images"), PlainHTTPRegistries: opts.PlainHTTPRegistries})
+	if err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// Close closes the image store.
+func (o *OCI) Close() error { return o.Images.Close() }
+
+// removeLeftovers tears down the bundles a killed knit dev left: its
+// containers died with it (runc's init had knit dev's runc as parent),
+// but runc's state, the cgroups it made and the root filesystem mounts
+// stay until removed.
+func (o *OCI) removeLeftovers(ctx context.Context) error {
+	entries, err := os.ReadDir(o.bundles)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		errs = append(errs, o.teardown(ctx, e.Name(), nil))
+	}
+	return errors.Join(errs...)
+}
+
+// teardown removes container run id: runc's container (killing what is
+// left of it), the root filesystem's mount and snapshot (store nil: the
+// store is not open yet and will remove it), the bundle.
+func (o *OCI) teardown(ctx context.Context, id string, store *images.Store) error {
+	bundle := filepath.Join(o.bundles, id)
+	var errs []error
+	if err := o.Runc.Delete(ctx, id); err != nil {
+		errs = append(errs, err)
+	}
+	rootfs := filepath.Join(bundle, "rootfs")
+	if err := mount.UnmountAll(rootfs, 0); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, fmt.Errorf("unmount %s: %w", rootfs, err))
+	}
+	if store != nil {
+		if err := store.Release(ctx, id); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := os.RemoveAll(bundle); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// pullImage pulls container c's image with the credentials the kubelet
+// would use: the pod's imagePullSecrets, its ServiceAccount's, then knit
+// dev's own user's Docker config.
+func (r *replica) pullImage(ctx context.Context, c *corev1.Container, attempt int) (*images.Image, *failure) {
+	kc, err := r.pullKeychain(ctx)
+	if err != nil {
+		return nil, &failure{Reason: images.ReasonErrImagePull, Message: fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)}
+	}
+	img, err := r.rt.opts.OCI.Images.Pull(ctx, c.Image, defaultPullPolicy(c), kc)
+	if err == nil {
+		return img, nil
+	}
+	var pe *images.PullError
+	if !errors.As(err, &pe) {
+		return nil, &failure{Reason: images.ReasonErrImagePull, Message: err.Error()}
+	}
+	if pe.Reason == images.ReasonErrImagePull && attempt > 1 {
+		// As the kubelet words a pull it is waiting to try again.
+		return nil, &failure{Reason: images.ReasonImagePullBackOff, Message: fmt.Sprintf("Back-off pulling image %q: %s", c.Image, pe.Message)}
+	}
+	return nil, &failure{Reason: pe.Reason, Message: pe.Message}
+}
+
+// pullKeychain is the pod's pull credentials: Secrets named by the pod
+// and its ServiceAccount (a missing one is skipped, as the kubelet skips
+// it), then the Docker config of the user knit dev runs as.
+func (r *replica) pullKeychain(ctx context.Context) (authn.Keychain, error) {
+	names := make([]string, 0, len(r.spec.ImagePullSecrets))
+	for _, s := range r.spec.ImagePullSecrets {
+		names = append(names, s.Name)
+	}
+	saName := r.spec.ServiceAccountName
+	if saName == "" {
+		saName = "default"
+	}
+	var sa corev1.ServiceAccount
+	err := r.rt.reader.Get(ctx, client.ObjectKey{Namespace: r.pod.Namespace, Name: saName}, &sa)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("service account %s: %w", saName, err)
+	}
+	for _, s := range sa.ImagePullSecrets {
+		names = append(names, s.Name)
+	}
+	var secrets []corev1.Secret
+	for _, n := range names {
+		var s corev1.Secret
+		err := r.rt.reader.Get(ctx, client.ObjectKey{Namespace: r.pod.Namespace, Name: n}, &s)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("image pull secret %s: %w", n, err)
+		}
+		secrets = append(secrets, s)
+	}
+	fromSecrets, err := k8schain.NewFromPullSecrets(ctx, secrets)
+	if err != nil {
+		return nil, fmt.Errorf("image pull secrets: %w", err)
+	}
+	return authn.NewMultiKeychain(fromSecrets, authn.DefaultKeychain), nil
+}

@@ -1,0 +1,187 @@
+//go:build !unit
+
+package runtime
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// TestImageRunsConfinedToItsRoot: a plain image from a private registry
+// (credentials through the ServiceAccount's imagePullSecrets) runs as its
+// config says — entrypoint, env, workingDir, USER — with the image's
+// root filesystem as its root: knit dev's state dir is not there. Its
+// Pod reports the digest it runs; its exec probe runs inside it.
+func TestImageRunsConfinedToItsRoot(t *testing.T) {
+	startSuite(t)
+	needImages(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	host := testRegistry(t)
+	ref := host + "/team/app:1.2"
+	digest := pushImage(t, ref, v1.Config{
+		Entrypoint: []string{"/app/httpserver"}, WorkingDir: "/srv", User: "nonroot",
+		Env: []string{"PATH=/bin", "GREETING=from the image"},
+	}, appImage())
+	create(t, pullSecret(ns, "registry", host, registryUser, registryPassword))
+	create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"},
+		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "registry"}}})
+
+	app := appContainer(ref)
+	app.Env = []corev1.EnvVar{{Name: "PORT", Value: "8080"}} // GREETING stays the image's
+	app.ReadinessProbe = &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", `test "$(id -u)" = 65532 && test -x /app/httpserver`}}},
+		PeriodSeconds: 1,
+	}
+	d := revisionDeployment(ns, "image", 1, app)
+	d.Spec.Template.Spec.ServiceAccountName = "app"
+	create(t, d)
+	create(t, service(ns, "image", map[string]string{"app": "image"}, intstr.FromString("http")))
+	waitForDeployment(t, client.ObjectKeyFromObject(d), 2*time.Minute, "available", available)
+	slice := readySlices(t, ns, "image", 1)[0]
+	port := *slice.Ports[0].Port
+
+	who := whoami(t, port)
+	for k, want := range map[string]string{"uid": "65532", "gid": "65532", "cwd": "/srv", "argv0": "/app/httpserver", "home": "/home/nonroot"} {
+		if who[k] != want {
+			t.Errorf("%s = %q, want %q (the image's config)", k, who[k], want)
+		}
+	}
+	if body, _ := get(t, slice); !strings.HasSuffix(strings.TrimSpace(body), ": from the image") {
+		t.Errorf("answer %q: want the image's GREETING", body)
+	}
+	for _, hostPath := range []string{suite.state, suite.state + "/runtime.log", "/etc/shadow"} {
+		if status, body, _ := fileAt(t, http.MethodGet, port, hostPath, ""); status == http.StatusOK {
+			t.Errorf("the app read this machine's %s: %.80q", hostPath, body)
+		}
+	}
+	if status, body, _ := fileAt(t, http.MethodGet, port, "/etc/passwd", ""); status != http.StatusOK || !strings.Contains(body, "nonroot:x:65532") {
+		t.Errorf("/etc/passwd is not the image's: %d %.80q", status, body)
+	}
+
+	pod := onlyPod(t, ns, "image")
+	cs := pod.Status.ContainerStatuses[0]
+	if cs.ImageID != host+"/team/app@"+digest || !strings.HasPrefix(cs.ContainerID, "runc://") {
+		t.Errorf("container status imageID %q containerID %q; want %s@%s and a runc:// ID", cs.ImageID, cs.ContainerID, host+"/team/app", digest)
+	}
+}
+
+// TestImageSecurityContext: a dropped capability is gone, a read-only
+// root cannot be written, no_new_privs is set, and RuntimeDefault seccomp
+// filters, as a container runtime applies them.
+func TestImageSecurityContext(t *testing.T) {
+	startSuite(t)
+	needImages(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	host := testRegistry(t)
+	ref := host + "/team/app:locked"
+	pushImage(t, ref, v1.Config{Entrypoint: []string{"/app/httpserver"}, WorkingDir: "/srv"}, appImage())
+	create(t, pullSecret(ns, "registry", host, registryUser, registryPassword))
+
+	app := appContainer(ref)
+	app.SecurityContext = &corev1.SecurityContext{
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"NET_RAW"}},
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		AllowPrivilegeEscalation: ptr.To(false),
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	app.VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
+	d := revisionDeployment(ns, "locked", 1, app)
+	d.Spec.Template.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
+	d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	create(t, d)
+	create(t, service(ns, "locked", map[string]string{"app": "locked"}, intstr.FromString("http")))
+	waitForDeployment(t, client.ObjectKeyFromObject(d), 2*time.Minute, "available", available)
+	port := *readySlices(t, ns, "locked", 1)[0].Ports[0].Port
+
+	_, status, _ := fileAt(t, http.MethodGet, port, "/proc/self/status", "")
+	caps := procStatus(status)
+	eff, err := strconv.ParseUint(caps["CapEff"], 16, 64)
+	if err != nil {
+		t.Fatalf("CapEff in /proc/self/status %q: %v", status, err)
+	}
+	const capNetRaw, capChown = 13, 0
+	if eff&(1<<capNetRaw) != 0 || eff&(1<<capChown) == 0 {
+		t.Errorf("CapEff %s: want NET_RAW dropped and the default CHOWN kept", caps["CapEff"])
+	}
+	if caps["NoNewPrivs"] != "1" || caps["Seccomp"] != "2" {
+		t.Errorf("NoNewPrivs %q Seccomp %q: want 1 and 2 (filtering)", caps["NoNewPrivs"], caps["Seccomp"])
+	}
+	if code, body, _ := fileAt(t, http.MethodPut, port, "/srv/written", "x"); code == http.StatusOK || !strings.Contains(body, "read-only file system") {
+		t.Errorf("write to the read-only root: %d %q", code, body)
+	}
+	if code, body, _ := fileAt(t, http.MethodPut, port, "/scratch/written", "x"); code != http.StatusOK {
+		t.Errorf("write to the emptyDir under a read-only root: %d %q", code, body)
+	}
+}
+
+// TestImagePullFailureSaysWhy: wrong credentials leave the Deployment
+// failing with the kubelet's reason and the registry's word, and the Pod
+// waiting with it; a runAsNonRoot pod of a root image is refused.
+func TestImagePullFailureSaysWhy(t *testing.T) {
+	startSuite(t)
+	needImages(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	host := testRegistry(t)
+	ref := host + "/team/app:2"
+	pushImage(t, ref, v1.Config{Entrypoint: []string{"/app/httpserver"}}, appImage())
+	create(t, pullSecret(ns, "wrong", host, registryUser, "not-the-password"))
+
+	d := revisionDeployment(ns, "denied", 1, appContainer(ref))
+	d.Spec.Template.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "wrong"}}
+	create(t, d)
+	got := waitForDeployment(t, client.ObjectKeyFromObject(d), time.Minute, "a pull failure", func(d *appsv1.Deployment) bool {
+		return failingWith("ErrImagePull")(d) || failingWith("ImagePullBackOff")(d)
+	})
+	if msg := condition(got, appsv1.DeploymentReplicaFailure).Message; !strings.Contains(msg, "UNAUTHORIZED") || strings.Contains(msg, "not-the-password") {
+		t.Errorf("message %q: want the registry's UNAUTHORIZED, and no password", msg)
+	}
+
+	create(t, pullSecret(ns, "registry", host, registryUser, registryPassword))
+	app := appContainer(ref)
+	app.SecurityContext = &corev1.SecurityContext{RunAsNonRoot: ptr.To(true)}
+	root := revisionDeployment(ns, "root", 1, app)
+	root.Spec.Template.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
+	create(t, root)
+	got = waitForDeployment(t, client.ObjectKeyFromObject(root), time.Minute, "refused", failingWith(ReasonCreateContainerConfigError))
+	if msg := condition(got, appsv1.DeploymentReplicaFailure).Message; !strings.Contains(msg, "image will run as root") {
+		t.Errorf("message %q: want the kubelet's runAsNonRoot words", msg)
+	}
+}
+
+func procStatus(s string) map[string]string {
+	out := map[string]string{}
+	for _, line := range strings.Split(s, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			out[k] = strings.TrimSpace(v)
+		}
+	}
+	return out
+}
+
+// onlyPod is the one Pod of a Deployment's pods labelled app=name.
+func onlyPod(t *testing.T, ns, name string) corev1.Pod {
+	t.Helper()
+	var pods corev1.PodList
+	if err := suite.reader.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{"app": name}); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 1 || len(pods.Items[0].Status.ContainerStatuses) == 0 {
+		t.Fatalf("want one pod with container statuses of %s, got %+v", name, pods.Items)
+	}
+	return pods.Items[0]
+}

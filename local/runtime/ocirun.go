@@ -1,0 +1,253 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/containerd/containerd/v2/core/mount"
+	securejoin "github.com/cyphar/filepath-securejoin"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/knitops/knit/local/engine"
+	"github.com/knitops/knit/local/images"
+)
+
+// ociLaunch is what each run of a container of an image needs: the
+// pulled image and the runtime spec's settings but for the user, which
+// is read from the image's files at each start.
+type ociLaunch struct {
+	image  *images.Image
+	config engine.Config
+
+	mu      sync.Mutex
+	runs    int
+	current string // the running run's runc id: exec probes and hooks go there
+}
+
+// ociImage reports whether container c runs an image through the engine:
+// anything but ko:// and knit://, unless it names a command (which, for
+// now, runs on this machine as before).
+func ociImage(c *corev1.Container) bool {
+	return !strings.HasPrefix(c.Image, koScheme) && !strings.HasPrefix(c.Image, knitScheme) && len(c.Command) == 0
+}
+
+// resolveOCI fills l for a container of an image: pulled (attempt counts
+// the tries, for the kubelet's back-off wording), argv, environment,
+// working directory, volumes and securityContext as a runtime spec.
+func (r *replica) resolveOCI(ctx context.Context, c *corev1.Container, env *envList, mounts *mountPlan, l *launch, attempt int) *failure {
+	if r.rt.opts.OCI == nil {
+		return &failure{Reason: ReasonImageNotRunnable, Message: fmt.Sprintf(
+			"image %s: knit dev runs container images as root on Linux, with runc; run knit dev as root (with runc installed), or build the app from source with a ko:// image", c.Image)}
+	}
+	img, f := r.pullImage(ctx, c, attempt)
+	if f != nil {
+		return f
+	}
+	argv := ociArgv(img.Config, c)
+	if len(argv) == 0 {
+		return &failure{Reason: ReasonRunContainerError, Message: fmt.Sprintf(
+			"container %s: image %s has no entrypoint or cmd, and the container no command", c.Name, c.Image)}
+	}
+	for i := range argv {
+		argv[i] = expand(argv[i], env.lookup)
+	}
+	podEnv := append(processEnv(nil, r.pod, r.net, env), ReplicaMarker+"="+r.rt.instance)
+	cfg := engine.Config{
+		Args: argv, Env: ociEnv(img.Config.Env, podEnv), Cwd: ociWorkingDir(img.Config, c),
+		Hostname: podHostname(r.pod.Name), Mounts: ociMounts(mounts),
+	}
+	if f := ociSecurity(r.spec, c, &cfg); f != nil {
+		return f
+	}
+	l.argv, l.env, l.dir = argv, cfg.Env, cfg.Cwd
+	l.oci = &ociLaunch{image: img, config: cfg}
+	return nil
+}
+
+// ociRun is one run of a container of an image.
+type ociRun struct {
+	id, bundle string
+}
+
+// startOCI starts one run: a snapshot of the image mounted as the
+// bundle's root, the user looked up in it, the spec written, and runc
+// run in the replica's network and the container's cgroup (runc's own
+// cgroup for the container is a child of it, so the kubelet-style limits
+// knit wrote bound it). teardown must follow the run's end.
+func (r *replica) startOCI(ctx context.Context, c *corev1.Container, o *ociLaunch, out output, cg *containerCgroup) (*process, *ociRun, error) {
+	oci := r.rt.opts.OCI
+	o.mu.Lock()
+	o.runs++
+	run := &ociRun{id: fmt.Sprintf("knit-%s-%s-%d", r.id, c.Name, o.runs)}
+	o.mu.Unlock()
+	run.bundle = filepath.Join(oci.bundles, run.id)
+	p, err := r.startOCIRun(ctx, c, o, run, out, cg)
+	if err != nil {
+		if terr := oci.teardown(ctx, run.id, oci.Images); terr != nil {
+			r.log.Error(terr, "Container run not cleaned up", "container", c.Name)
+		}
+		return nil, nil, err
+	}
+	o.mu.Lock()
+	o.current = run.id
+	o.mu.Unlock()
+	return p, run, nil
+}
+
+func (r *replica) startOCIRun(ctx context.Context, c *corev1.Container, o *ociLaunch, run *ociRun, out output, cg *containerCgroup) (*process, error) {
+	oci := r.rt.opts.OCI
+	rootfs := filepath.Join(run.bundle, "rootfs")
+	if err := os.MkdirAll(rootfs, 0o700); err != nil {
+		return nil, err
+	}
+	ms, err := oci.Images.Prepare(ctx, run.id, o.image)
+	if err != nil {
+		return nil, err
+	}
+	if err := mount.All(ms, rootfs); err != nil {
+		return nil, fmt.Errorf("mount root filesystem: %w", err)
+	}
+	u, f := resolveOCIUser(rootfs, o.image.Config.User, r.spec, c, r.pod)
+	if f != nil {
+		return nil, failureError{f}
+	}
+	cfg := o.config
+	cfg.UID, cfg.GID, cfg.AdditionalGIDs = u.UID, u.GID, u.Groups
+	if _, set := lookupEnv(cfg.Env, "HOME"); !set {
+		cfg.Env = append(cfg.Env, "HOME="+u.Home)
+	}
+	cfg.CgroupsPath = run.id
+	etc, err := r.writeEtcFiles(run.bundle)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Mounts = append(etc, cfg.Mounts...)
+	if err := makeWorkingDir(rootfs, cfg.Cwd, u); err != nil {
+		return nil, err
+	}
+	spec, err := engine.Spec("rootfs", cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := oci.Runc.WriteBundle(run.bundle, spec); err != nil {
+		return nil, err
+	}
+	return startProcess(oci.Runc.RunArgv(run.id, run.bundle), []string{"PATH=" + defaultPath}, run.bundle, out, r.net, cg, nil, nil)
+}
+
+// teardown ends a run once its runc has exited.
+func (r *replica) teardownOCI(run *ociRun) {
+	if run == nil {
+		return
+	}
+	oci := r.rt.opts.OCI
+	if err := oci.teardown(context.Background(), run.id, oci.Images); err != nil {
+		r.log.Error(err, "Container run not cleaned up", "run", run.id)
+	}
+}
+
+// writeEtcFiles writes the /etc/hosts and /etc/resolv.conf the kubelet
+// gives a pod's containers into the bundle, and returns their mounts.
+func (r *replica) writeEtcFiles(bundle string) ([]engine.Mount, error) {
+	ip := r.pod.IP
+	if ip == "" {
+		ip = loopback
+	}
+	hosts := fmt.Sprintf("# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n%s\t%s\n", ip, podHostname(r.pod.Name))
+	if err := os.WriteFile(filepath.Join(bundle, "hosts"), []byte(hosts), 0o644); err != nil {
+		return nil, err
+	}
+	resolv, err := os.ReadFile("/etc/resolv.conf")
+	if err != nil {
+		resolv = nil // no resolver configured: the container gets none either
+	}
+	if err := os.WriteFile(filepath.Join(bundle, "resolv.conf"), resolv, 0o644); err != nil {
+		return nil, err
+	}
+	return []engine.Mount{
+		{Source: filepath.Join(bundle, "hosts"), Destination: "/etc/hosts"},
+		{Source: filepath.Join(bundle, "resolv.conf"), Destination: "/etc/resolv.conf"},
+	}, nil
+}
+
+// makeWorkingDir creates the working directory in the container's root
+// when the image lacks it, owned by the container's user, as containerd
+// does.
+func makeWorkingDir(rootfs, dir string, u ociUser) error {
+	path, err := securejoin.SecureJoin(rootfs, dir)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return fmt.Errorf("working directory %s: %w", dir, err)
+	}
+	return os.Chown(path, int(u.UID), int(u.GID))
+}
+
+// ociExec is the argv that runs argv inside o's running container, as
+// its user, with its environment and working directory: for exec probes
+// and hooks.
+func (r *replica) ociExec(o *ociLaunch) func([]string) []string {
+	return func(argv []string) []string {
+		o.mu.Lock()
+		id := o.current
+		o.mu.Unlock()
+		return r.rt.opts.OCI.Runc.ExecArgv(id, argv)
+	}
+}
+
+func lookupEnv(env []string, name string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// startRun starts one run of the container: through the engine for an
+// image, else as a process of this machine.
+func (r *replica) startRun(ctx context.Context, c *corev1.Container, l launch, out output, cg *containerCgroup) (*process, *ociRun, error) {
+	if l.oci != nil {
+		return r.startOCI(ctx, c, l.oci, out, cg)
+	}
+	p, err := startProcess(l.argv, l.env, l.dir, out, r.net, cg, l.mounts, l.cred)
+	return p, nil, err
+}
+
+func (run *ociRun) imageID(l launch) string {
+	if run == nil {
+		return ""
+	}
+	return l.oci.image.DigestReference()
+}
+
+func (run *ociRun) containerID() string {
+	if run == nil {
+		return ""
+	}
+	return "runc://" + run.id
+}
+
+// failureError carries a setup failure found only when a run starts
+// (the image's user, say), so it is reported with its own reason.
+type failureError struct{ f *failure }
+
+func (e failureError) Error() string { return e.f.Message }
+
+// startFailure is how a failed start is reported.
+func startFailure(c *corev1.Container, err error) *failure {
+	var fe failureError
+	if errors.As(err, &fe) {
+		return fe.f
+	}
+	return &failure{Reason: ReasonRunContainerError, Message: fmt.Sprintf("container %s: %v", c.Name, err)}
+}
