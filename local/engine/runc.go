@@ -95,16 +95,18 @@ func (r Runc) base() []string {
 // container id from bundle in the foreground: without --detach runc stays
 // the container's parent, forwards the signals it receives to the
 // container's init, passes its own stdio through (terminal is false), exits
-// with the container's exit status (128+signal if it was killed) and
-// removes the container's state and cgroup on the way out. If runc itself
-// is SIGKILLed the container keeps running: call Delete. A failure to start
-// the process (e.g. a missing executable) also exits 1, with the reason on
-// runc's stderr. --no-new-keyring
+// with the container's exit status (128+signal if it was killed). --keep
+// leaves the stopped container's state and cgroup until Delete, so that
+// the caller can read what the run left there (an OOM kill, in cgroup v1
+// counted only in the victim's cgroup). If runc itself is SIGKILLed the
+// container keeps running: call Delete. A failure to start the process
+// (e.g. a missing executable) also exits 1, with the reason on runc's
+// stderr. --no-new-keyring
 // keeps the container in the session keyring of its parent instead of
 // creating one per container, which would eat into the root user's key
 // quota (maxkeys) on hosts running many containers.
 func (r Runc) RunArgv(id, bundle string) []string {
-	return append(r.base(), "run", "--bundle", bundle, "--no-new-keyring", id)
+	return append(r.base(), "run", "--bundle", bundle, "--no-new-keyring", "--keep", id)
 }
 
 // ExecArgv is the argv that runs argv inside the running container id, with
@@ -165,4 +167,21 @@ func (r Runc) run(ctx context.Context, args ...string) (string, error) {
 		return msg, fmt.Errorf("runc %s: %w: %s", strings.Join(args, " "), err, msg)
 	}
 	return out.String(), nil
+}
+
+// InitPID is the host pid of container id's init process (the app), as
+// `runc state` reports it; runc's own pid, which the caller supervises,
+// is its parent.
+func (r Runc) InitPID(ctx context.Context, id string) (int, error) {
+	out, err := r.run(ctx, "state", id)
+	if err != nil {
+		return 0, err
+	}
+	var st struct {
+		Pid int `json:"pid"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		return 0, fmt.Errorf("runc state %s: %w", id, err)
+	}
+	return st.Pid, nil
 }

@@ -432,12 +432,15 @@ func TestRuncExecKill(t *testing.T) {
 		t.Errorf("container output after kill: %q", rest)
 	}
 
-	// The container is gone: runc run removed it on exit.
-	if err := r.Kill(ctx, id, syscall.SIGTERM, false); !errors.Is(err, ErrNotExist) {
-		t.Errorf("kill after exit: %v, want ErrNotExist", err)
+	// The container has stopped and is kept (--keep) until deleted.
+	if err := r.Kill(ctx, id, syscall.SIGTERM, false); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("kill after exit: %v, want ErrNotRunning", err)
 	}
 	if err := r.Delete(ctx, id); err != nil {
 		t.Errorf("delete after exit: %v", err)
+	}
+	if err := r.Kill(ctx, id, syscall.SIGTERM, false); !errors.Is(err, ErrNotExist) {
+		t.Errorf("kill after delete: %v, want ErrNotExist", err)
 	}
 }
 
@@ -536,9 +539,9 @@ func TestArgv(t *testing.T) {
 	tests := []struct {
 		got, want []string
 	}{
-		{r.RunArgv("c1", "/b"), []string{"/usr/sbin/runc", "--root", "/state/runc", "run", "--bundle", "/b", "--no-new-keyring", "c1"}},
+		{r.RunArgv("c1", "/b"), []string{"/usr/sbin/runc", "--root", "/state/runc", "run", "--bundle", "/b", "--no-new-keyring", "--keep", "c1"}},
 		{r.ExecArgv("c1", []string{"sh", "-c", "x"}), []string{"/usr/sbin/runc", "--root", "/state/runc", "exec", "--", "c1", "sh", "-c", "x"}},
-		{Runc{}.RunArgv("c1", "/b"), []string{"runc", "run", "--bundle", "/b", "--no-new-keyring", "c1"}},
+		{Runc{}.RunArgv("c1", "/b"), []string{"runc", "run", "--bundle", "/b", "--no-new-keyring", "--keep", "c1"}},
 	}
 	for _, tt := range tests {
 		if !slices.Equal(tt.got, tt.want) {

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/moby/profiles/seccomp"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
@@ -61,6 +60,15 @@ type Config struct {
 	// (kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*) are accepted: see
 	// Spec for why net.* cannot work here.
 	Sysctls map[string]string
+	// Memory, CPUQuota and CPUShares are the container's limits, as the
+	// kubelet's CRI request carries them (0: none). runc writes them on
+	// the container's own cgroup, the one the app sees at /sys/fs/cgroup
+	// and reads its limits from (a JVM sizes its heap by it); the caller
+	// may bound a cgroup above it too.
+	Memory    int64  // bytes
+	CPUQuota  int64  // microseconds per CPUPeriod
+	CPUPeriod uint64 // microseconds
+	CPUShares uint64
 }
 
 // defaultPath is containerd's default PATH (pkg/oci defaultUnixEnv), set
@@ -170,9 +178,7 @@ var hostCgroup2Opts = sync.OnceValue(func() []string {
 //   - No rlimits: the CRI plugin removes containerd's default
 //     RLIMIT_NOFILE=1024 (WithoutDefaultSecuritySettings), so the container
 //     inherits the limits of the runc process, i.e. of knit.
-//   - No AppArmor/SELinux labels, no OOM score, no linux.resources limits
-//     (the caller writes memory/cpu limits on the parent cgroup and runc
-//     joins a cgroup nested under it).
+//   - No AppArmor/SELinux labels, no OOM score.
 //   - No host devices for privileged containers (containerd adds every
 //     host device unless privileged_without_host_devices); the device
 //     cgroup does allow everything, as containerd's WithAllDevicesAllowed.
@@ -257,6 +263,7 @@ func Spec(rootfs string, c Config) (*specs.Spec, error) {
 			ReadonlyPaths: readonlyPaths(),
 		},
 	}
+	setLimits(s.Linux.Resources, c)
 
 	if c.Privileged {
 		s.Linux.MaskedPaths = nil
@@ -268,7 +275,7 @@ func Spec(rootfs string, c Config) (*specs.Spec, error) {
 		// The profile depends on the bounding set (e.g. CAP_SYS_ADMIN
 		// unlocks mount, unshare...), so it is computed after the
 		// capabilities are final.
-		prof, err := seccomp.GetDefaultProfile(s)
+		prof, err := defaultSeccomp(s)
 		if err != nil {
 			return nil, fmt.Errorf("seccomp default profile: %w", err)
 		}
@@ -349,4 +356,22 @@ func replaceOrAppendEnv(defaults, overrides []string) []string {
 		}
 	}
 	return slices.DeleteFunc(out, func(e string) bool { return e == "" })
+}
+
+// setLimits puts c's memory and CPU limits in r, as containerd's CRI
+// plugin does: a memory limit with no swap beyond it, a CFS quota and
+// shares.
+func setLimits(r *specs.LinuxResources, c Config) {
+	if c.Memory > 0 {
+		r.Memory = &specs.LinuxMemory{Limit: &c.Memory, Swap: &c.Memory}
+	}
+	if c.CPUQuota > 0 || c.CPUShares > 0 {
+		r.CPU = &specs.LinuxCPU{}
+		if c.CPUQuota > 0 {
+			r.CPU.Quota, r.CPU.Period = &c.CPUQuota, &c.CPUPeriod
+		}
+		if c.CPUShares > 0 {
+			r.CPU.Shares = &c.CPUShares
+		}
+	}
 }

@@ -13,7 +13,6 @@ import (
 	"sync"
 
 	"github.com/containerd/containerd/v2/core/snapshots"
-	"github.com/containerd/containerd/v2/plugins/snapshots/overlay"
 	"github.com/containerd/errdefs"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
@@ -59,7 +58,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("image store: %w", err)
 		}
 	}
-	snap, err := overlay.NewSnapshotter(filepath.Join(opts.Root, "snapshots"))
+	snap, err := newSnapshotter(filepath.Join(opts.Root, "snapshots"))
 	if err != nil {
 		return nil, fmt.Errorf("image store: overlay snapshotter at %s: %w", opts.Root, err)
 	}

@@ -188,12 +188,12 @@ func startIn(cmd *exec.Cmd, net *podNetwork, cg *containerCgroup) (stuck bool, e
 }
 
 // describeExit says how a run ended, for messages. An OOM kill during the
-// run (oomBefore: the count when it started) is told as the kubelet tells
-// it, OOMKilled with the exit code (137 when the main process was the one
-// killed), and names the limit.
-func (cg *containerCgroup) describeExit(p *process, oomBefore int64) string {
+// run (oomed) is told as the kubelet tells it, OOMKilled with the exit
+// code (137 when the main process was the one killed), and names the
+// limit.
+func (cg *containerCgroup) describeExit(p *process, oomed bool) string {
 	desc, code := p.exitDescription()
-	if cg == nil || cg.oomKills() <= oomBefore {
+	if cg == nil || !oomed {
 		return desc
 	}
 	return fmt.Sprintf("was OOMKilled: exit code %d, over its memory limit of %s", code, resource.NewQuantity(cg.limits.memory, resource.BinarySI))

@@ -498,17 +498,26 @@ func (cg *containerCgroup) kill() {
 
 // oomKills counts the container's processes the kernel killed for its
 // memory limit, since the cgroup was made: a rise across a run means the
-// run was OOMKilled.
+// run was OOMKilled. v2 counts a child's kills in its parents too; v1
+// counts them only where the victim was, so the cgroups below (runc's,
+// for an image's container) are added.
 func (cg *containerCgroup) oomKills() int64 {
 	if cg == nil {
 		return 0
 	}
-	file := filepath.Join(cg.dirs["memory"], "memory.oom_control")
 	if cg.v2 {
-		file = filepath.Join(cg.dirs[""], "memory.events")
+		n, _ := keyedValue(filepath.Join(cg.dirs[""], "memory.events"), "oom_kill")
+		return n
 	}
-	n, _ := keyedValue(file, "oom_kill")
-	return n
+	var total int64
+	_ = filepath.WalkDir(cg.dirs["memory"], func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			n, _ := keyedValue(filepath.Join(path, "memory.oom_control"), "oom_kill")
+			total += n
+		}
+		return nil
+	})
+	return total
 }
 
 // remove kills what is left in the cgroup and removes it.

@@ -29,7 +29,7 @@ func TestMemoryLimitOOMKillsReplica(t *testing.T) {
 	startSuite(t)
 	ns := newNamespace(t)
 	bloated := func(name string, res corev1.ResourceRequirements) *appsv1.Deployment {
-		c := appContainer("example.com/app", httpServer)
+		c := appContainer(suiteImage(t), "/app/httpserver")
 		c.Env = append(c.Env, corev1.EnvVar{Name: "ALLOCATE_MIB", Value: "256"})
 		c.Resources = res
 		return revisionDeployment(ns, name, 1, c)
@@ -97,7 +97,7 @@ func TestMemoryLimitOOMKillsReplica(t *testing.T) {
 	}
 	inCgroup(t, pids[0], freePod, "user-container")
 	if mountSupport() == nil {
-		seesItsOwnCgroup(t, pids[0], tree)
+		seesItsOwnCgroup(t, appOf(t, pids[0]), tree)
 	}
 
 	for _, obj := range []*appsv1.Deployment{limited, free} {
@@ -175,4 +175,25 @@ func seesItsOwnCgroup(t *testing.T, pid int, tree *cgroupTree) {
 			t.Errorf("the replica can write %s", path)
 		}
 	}
+}
+
+// appOf is the app an image's container runs: pid is the runc that
+// supervises it, and the app its only child (adopted by one of runc's
+// threads: runc is the subreaper of the container's init).
+func appOf(t *testing.T, pid int) int {
+	t.Helper()
+	files, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kids []string
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		kids = append(kids, strings.Fields(string(b))...)
+	}
+	if len(kids) != 1 {
+		t.Fatalf("runc %d has children %v, want the app alone", pid, kids)
+	}
+	app, _ := strconv.Atoi(kids[0])
+	return app
 }

@@ -115,16 +115,17 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 			grace, began := r.gracePeriod(), time.Now()
 			r.preStop(c, l, grace, log)
 			p.stop(max(grace-time.Since(began), 0), r.rt.killed)
-			r.teardownOCI(run)
 			exit := exitOf(p, c, cg.oomKills() > oomBefore, nil)
+			r.teardownOCI(run)
 			r.update(i, func(s *containerState) {
 				s.running, s.ready, s.pid = false, false, 0
 				s.recordExit(exit)
 			})
 			return
 		}
+		oomed := cg.oomKills() > oomBefore // before teardown removes an image's cgroup
 		r.teardownOCI(run)
-		desc := cg.describeExit(p, oomBefore)
+		desc := cg.describeExit(p, oomed)
 		streak = backoff.crashesInARow(streak, time.Since(p.started))
 		lines := stderr.Lines()
 		if len(lines) == 0 {
@@ -135,7 +136,7 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 		}
 		delay := backoff.Delay(streak)
 		log.Info("Container exited; restarting with backoff", "exit", desc, "backoff", delay, "log", logPath)
-		exit := exitOf(p, c, cg.oomKills() > oomBefore, lines)
+		exit := exitOf(p, c, oomed, lines)
 		r.update(i, func(s *containerState) {
 			s.running, s.ready, s.pid, s.lastExit, s.lastLines = false, false, 0, desc, lines
 			s.recordExit(exit)

@@ -94,10 +94,11 @@ func TestExecReadinessOfEveryContainer(t *testing.T) {
 
 // livenessApp is an app whose exec liveness probe (every second, two
 // failures) fails once the file unhealthy exists: a test touches it to
-// make the app unhealthy.
+// make the app unhealthy. It is knit's own (knit://), which sees this
+// machine's files; an image's would not see the test's.
 func livenessApp(t *testing.T) (c corev1.Container, unhealthy string) {
 	unhealthy = filepath.Join(t.TempDir(), "unhealthy")
-	c = appContainer("example.com/hello:latest", httpServer)
+	c = appContainer("knit://serve")
 	c.LivenessProbe = &corev1.Probe{
 		ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", `test ! -e "$0" || { echo not healthy; exit 1; }`, unhealthy}}},
 		PeriodSeconds: 1, FailureThreshold: 2,

@@ -51,11 +51,12 @@ func (p *imagePins) resolve(ctx context.Context, image string, build func(contex
 	return bin, nil
 }
 
-// command is the argv a container runs, following Kubernetes' rules for
-// an image's entrypoint and cmd: the container's command replaces the
-// entrypoint (and drops the image's args); its args replace the image's
-// args. $(VAR) references are expanded from the container's environment.
-// A container with a command runs it as given, whatever its image.
+// command is the argv a container of a ko:// or knit:// image runs,
+// following Kubernetes' rules for an image's entrypoint and cmd: the
+// container's command replaces the entrypoint (and drops the image's
+// args); its args replace the image's args. $(VAR) references are
+// expanded from the container's environment. Other images run through
+// the engine (resolveOCI).
 func (rt *Runtime) command(ctx context.Context, pins *imagePins, moduleDir string, c *corev1.Container, env *envList) ([]string, *failure) {
 	var argv []string
 	switch image := c.Image; {
@@ -68,11 +69,8 @@ func (rt *Runtime) command(ctx context.Context, pins *imagePins, moduleDir strin
 			return nil, buildFailure(image, err)
 		}
 		argv = append([]string{bin}, c.Args...)
-	case strings.HasPrefix(image, knitScheme):
-		argv = knitCommand(rt.opts.Executable, strings.TrimPrefix(image, knitScheme), c.Args)
 	default:
-		return nil, &failure{Reason: ReasonImageNotRunnable, Message: fmt.Sprintf(
-			"image %s has no command; knit dev runs ko:// images or containers with a command", image)}
+		argv = knitCommand(rt.opts.Executable, strings.TrimPrefix(image, knitScheme), c.Args)
 	}
 	for i := range argv {
 		argv[i] = expand(argv[i], env.lookup)

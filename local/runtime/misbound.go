@@ -105,9 +105,10 @@ func (r *replica) misbinding() string {
 	}
 	r.mu.Lock()
 	pids := make([]int, len(r.containers))
+	runs := make([]string, len(r.containers))
 	for i, c := range r.containers {
 		if c.running {
-			pids[i] = c.pid
+			pids[i], runs[i] = c.pid, strings.TrimPrefix(c.containerID, "runc://")
 		}
 	}
 	r.mu.Unlock()
@@ -115,6 +116,12 @@ func (r *replica) misbinding() string {
 		c := &r.spec.Containers[i]
 		if pid <= 0 || len(c.Ports) == 0 {
 			continue
+		}
+		if runs[i] != "" {
+			var err error
+			if pid, err = r.rt.opts.OCI.appProcessGroup(context.Background(), runs[i]); err != nil {
+				continue
+			}
 		}
 		listens, err := listeningPorts(pid)
 		if err != nil {

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,4 +64,16 @@ func listeningPorts(pgid int) ([]int32, error) {
 	}
 	slices.Sort(ports)
 	return ports, nil
+}
+
+// appProcessGroup is the process group of the app of container run id:
+// the process the runtime supervises is runc, the app the container's
+// init.
+func (o *OCI) appProcessGroup(ctx context.Context, id string) (int, error) {
+	app, err := o.Runc.InitPID(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	pgid, _, err := processGroup(app)
+	return pgid, err
 }

@@ -32,12 +32,12 @@ func TestMisboundAppNamesItsPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	app := corev1.Container{
-		Name: "user-container", Image: "example.com/misbound:latest", Command: []string{httpServer},
+		Name: "user-container", Image: suiteImage(t), Command: []string{"/app/httpserver"},
 		Ports: []corev1.ContainerPort{{Name: "user-port", ContainerPort: 8080}},
 		Env:   []corev1.EnvVar{{Name: "PORT", Value: "8080"}, {Name: "LISTEN_PORT", Value: strconv.Itoa(int(fixed))}},
 	}
 	queue := corev1.Container{
-		Name: "queue-proxy", Image: "example.com/queue:latest", Command: []string{httpServer},
+		Name: "queue-proxy", Image: suiteImage(t), Command: []string{"/app/httpserver"},
 		Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8012}},
 		Env:   []corev1.EnvVar{{Name: "PORT", Value: "8012"}},
 		ReadinessProbe: &corev1.Probe{

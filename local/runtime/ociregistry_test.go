@@ -14,6 +14,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -46,8 +47,14 @@ func needImages(t *testing.T) {
 // team's private registry does. It answers its host:port.
 func testRegistry(t *testing.T) string {
 	t.Helper()
-	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(authenticating(registry.New(registry.Logger(log.New(io.Discard, "", 0)))))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// authenticating wants registryUser's basic auth before reg answers.
+func authenticating(reg http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u, p, ok := r.BasicAuth(); !ok || u != registryUser || p != registryPassword {
 			w.Header().Set("WWW-Authenticate", `Basic realm="knit-test"`)
 			w.Header().Set("Content-Type", "application/json")
@@ -56,9 +63,28 @@ func testRegistry(t *testing.T) string {
 			return
 		}
 		reg.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
+	})
+}
+
+// suiteImage is the tests' app image (appImage) in a registry of the
+// suite's, pushed once; a test that runs it needs images (needImages).
+func suiteImage(t *testing.T) string {
+	t.Helper()
+	needImages(t)
+	suiteImages.once.Do(func() {
+		srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0)))) // anonymous: no secret to give every namespace
+		suiteImages.ref = strings.TrimPrefix(srv.URL, "http://") + "/test/app:1"
+		suiteImages.host = strings.TrimPrefix(srv.URL, "http://")
+		pushImage(t, suiteImages.ref, v1.Config{Entrypoint: []string{"/app/httpserver"}, Env: []string{"PATH=/bin"}}, appImage())
+	})
+	return suiteImages.ref
+}
+
+// suiteImages is suiteImage's registry: it serves until the test binary
+// exits.
+var suiteImages struct {
+	once      sync.Once
+	ref, host string
 }
 
 // imageFile is one file of a test image: content, or a host file to copy.

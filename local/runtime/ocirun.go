@@ -30,10 +30,11 @@ type ociLaunch struct {
 }
 
 // ociImage reports whether container c runs an image through the engine:
-// anything but ko:// and knit://, unless it names a command (which, for
-// now, runs on this machine as before).
+// anything but ko:// and knit://, which knit dev builds and runs itself.
+// A command does not change that: it runs inside the image, never on
+// this machine.
 func ociImage(c *corev1.Container) bool {
-	return !strings.HasPrefix(c.Image, koScheme) && !strings.HasPrefix(c.Image, knitScheme) && len(c.Command) == 0
+	return !strings.HasPrefix(c.Image, koScheme) && !strings.HasPrefix(c.Image, knitScheme)
 }
 
 // resolveOCI fills l for a container of an image: pulled (attempt counts
@@ -63,6 +64,11 @@ func (r *replica) resolveOCI(ctx context.Context, c *corev1.Container, env *envL
 	}
 	if f := ociSecurity(r.spec, c, &cfg); f != nil {
 		return f
+	}
+	lim := containerLimits(c.Resources)
+	cfg.Memory, cfg.CPUShares = lim.memory, uint64(lim.cpuShares)
+	if lim.cpuQuota > 0 {
+		cfg.CPUQuota, cfg.CPUPeriod = lim.cpuQuota, cpuPeriodMicros
 	}
 	l.argv, l.env, l.dir = argv, cfg.Env, cfg.Cwd
 	l.oci = &ociLaunch{image: img, config: cfg}

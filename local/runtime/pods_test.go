@@ -81,7 +81,7 @@ func TestReplicaIsPublishedAsAPod(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ns := newNamespace(t)
-	d := revisionDeployment(ns, "mirrored", 1, appContainer("example.com/hello:latest", httpServer))
+	d := revisionDeployment(ns, "mirrored", 1, appContainer(suiteImage(t), "/app/httpserver"))
 	d.Spec.Template.Annotations = map[string]string{"example.com/note": "kept"}
 	create(t, d)
 	key := client.ObjectKeyFromObject(d)
@@ -110,7 +110,7 @@ func TestReplicaIsPublishedAsAPod(t *testing.T) {
 	if owner := metav1.GetControllerOf(&p); owner == nil || owner.Kind != "Deployment" || owner.UID != dep.UID || !ptr.Deref(owner.BlockOwnerDeletion, false) {
 		t.Errorf("controller %+v, want the Deployment %s", owner, dep.UID)
 	}
-	if p.Spec.NodeName != "" || len(p.Spec.Containers) != 1 || p.Spec.Containers[0].Image != "example.com/hello:latest" {
+	if p.Spec.NodeName != "" || len(p.Spec.Containers) != 1 || p.Spec.Containers[0].Image != suiteImage(t) {
 		t.Errorf("spec: node %q, containers %+v; want unscheduled, the template's", p.Spec.NodeName, p.Spec.Containers)
 	}
 	if p.Status.PodIP != v.IP || p.Status.PodIP == "" || p.Status.HostIP == "" || p.Status.StartTime == nil {
@@ -122,8 +122,8 @@ func TestReplicaIsPublishedAsAPod(t *testing.T) {
 		}
 	}
 	if cs := p.Status.ContainerStatuses; len(cs) != 1 || cs[0].Name != "user-container" || !cs[0].Ready || !ptr.Deref(cs[0].Started, false) ||
-		cs[0].State.Running == nil || cs[0].RestartCount != 0 || cs[0].ImageID != "" {
-		t.Errorf("containerStatuses %+v, want user-container running and ready, no image ID", cs)
+		cs[0].State.Running == nil || cs[0].RestartCount != 0 || !strings.Contains(cs[0].ImageID, "/test/app@sha256:") || !strings.HasPrefix(cs[0].ContainerID, "runc://") {
+		t.Errorf("containerStatuses %+v, want user-container running and ready, its image's digest and runc container ID", cs)
 	}
 
 	if err := suite.client.Delete(ctx, dep); err != nil {
@@ -163,7 +163,7 @@ func TestDeletingAPodReplacesItsReplica(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ns := newNamespace(t)
-	d := revisionDeployment(ns, "replaced", 1, appContainer("example.com/hello:latest", httpServer))
+	d := revisionDeployment(ns, "replaced", 1, appContainer(suiteImage(t), "/app/httpserver"))
 	create(t, d)
 	key := client.ObjectKeyFromObject(d)
 	first := waitForPods(t, ns, 30*time.Second, "one ready Pod", func(pods []corev1.Pod) bool { return len(pods) == 1 && podReady(&pods[0]) })[0]
@@ -196,7 +196,7 @@ func TestForgetEarlierPods(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ns := newNamespace(t)
-	d := revisionDeployment(ns, "earlier", 0, appContainer("example.com/hello:latest", httpServer))
+	d := revisionDeployment(ns, "earlier", 0, appContainer(suiteImage(t), "/app/httpserver"))
 	create(t, d)
 	earlier := makePod(d, "earlier-0123456789-abcde", "0123456789")
 	mine := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "users"}, Spec: d.Spec.Template.Spec}

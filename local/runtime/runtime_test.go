@@ -106,7 +106,7 @@ func TestReplicasServeAndScaleToZero(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ns := newNamespace(t)
-	d := revisionDeployment(ns, "hello", 2, appContainer("example.com/hello:latest", httpServer))
+	d := revisionDeployment(ns, "hello", 2, appContainer(suiteImage(t), "/app/httpserver"))
 	create(t, d)
 	create(t, service(ns, "hello", map[string]string{"app": "hello"}, intstr.FromString("http")))
 
@@ -183,7 +183,7 @@ func TestCrashLoopBackOff(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
 	d := revisionDeployment(ns, "crashy", 1, corev1.Container{
-		Name: "user-container", Image: "example.com/crashy",
+		Name: "user-container", Image: suiteImage(t),
 		Command: []string{"/bin/sh", "-c", "echo starting; echo 'fatal: config file /etc/crashy.yaml not found' >&2; exit 1"},
 	})
 	create(t, d)
@@ -283,7 +283,7 @@ func TestProgressDeadlineAndProbeFailure(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
 	c := corev1.Container{
-		Name: "user-container", Image: "example.com/deaf", Command: []string{"/bin/sh", "-c", "exec sleep 600"},
+		Name: "user-container", Image: suiteImage(t), Command: []string{"/bin/sh", "-c", "exec sleep 600"},
 		Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
 		ReadinessProbe: &corev1.Probe{
 			ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8080)}},

@@ -146,7 +146,7 @@ func TestRunAsNonRoot(t *testing.T) {
 	startSuite(t)
 	t.Parallel()
 	ns := newNamespace(t)
-	nonRoot := revisionDeployment(ns, "nonroot", 1, appContainer("example.com/nonroot", httpServer))
+	nonRoot := revisionDeployment(ns, "nonroot", 1, appContainer(suiteImage(t), "/app/httpserver"))
 	nonRoot.Spec.Template.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)}
 	create(t, nonRoot)
 	if !ownIdentity().root() {
@@ -159,8 +159,9 @@ func TestRunAsNonRoot(t *testing.T) {
 		t.Errorf("message = %q, want the kubelet's", msg)
 	}
 
-	// TestMain builds httpserver in a directory of mode 0700.
-	app := appContainer("example.com/unreachable", httpServer)
+	// TestMain builds httpserver in a directory of mode 0700; knit://
+	// runs on this machine, where that is what stops the user.
+	app := appContainer("knit://serve", httpServer)
 	app.SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To[int64](2020), RunAsGroup: ptr.To[int64](2020)}
 	unreachable := revisionDeployment(ns, "unreachable", 1, app)
 	create(t, unreachable)
