@@ -332,15 +332,18 @@ CLUSTER_REGISTRY  ?= 10.250.0.2:5000
 CLUSTER_NODE_IP   ?= 10.250.0.2
 CONFORMANCE_IMAGES = $(CLUSTER_REGISTRY)/conformance/{{.Name}}:$(KNATIVE_RELEASE)
 
-.PHONY: conformance conformance-cluster conformance-on-cluster conformance-images
+.PHONY: conformance conformance-cluster conformance-on-cluster conformance-images conformance-binaries
 conformance: export KUBEBUILDER_ASSETS := $(BIN)
-conformance: tools build ## Knative Serving's conformance suite against knit dev → docs/conformance.md
-	$(CONFORMANCE) -mode dev -knit $(BIN)/knit -bin-dir $(BIN) -out $(CURDIR)/docs/conformance.md $(CONFORMANCE_FLAGS)
+conformance: tools build image-tool conformance-binaries ## Knative Serving's conformance suite against knit dev, its real test images pulled from a registry on loopback → docs/conformance.md
+	$(CONFORMANCE) -mode dev -knit $(BIN)/knit -bin-dir $(BIN) -images $(IMAGES_BUILD)/conformance -imgbuild $(IMGBUILD) \
+		-out $(CURDIR)/docs/conformance.md $(CONFORMANCE_FLAGS)
 
-conformance-images: image-tool ## the suite's test images, built from the pinned release, pushed to the test cluster's registry
+conformance-binaries: ## the suite's test images' programs, static, from the pinned release
 	@mkdir -p $(IMAGES_BUILD)/conformance
 	cd hack/conformance && $(STATIC_BUILD) -o $(IMAGES_BUILD)/conformance/ \
 		$$(go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' knative.dev/serving/test/test_images/...)
+
+conformance-images: image-tool conformance-binaries ## the suite's test images, built from the pinned release, pushed to the test cluster's registry
 	@for bin in $(IMAGES_BUILD)/conformance/*; do n=$$(basename $$bin); \
 		$(IMGBUILD) -push -insecure -ref $(subst {{.Name}},$$n,$(CONFORMANCE_IMAGES)) -file $$bin:/ko-app/$$n \
 			-entrypoint /ko-app/$$n -env KO_DATA_PATH=/var/run/ko -port 8080 >/dev/null || exit 1; done

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,8 +16,9 @@ import (
 	"github.com/knitops/knit/local/runtime"
 )
 
-// launcherService runs its app through a shell that outlives nothing, as
-// `npm start` does: the app (sleep) is the shell's child, not knit dev's.
+// launcherService runs its app through a shell, as `npm start` does: the
+// app (sleep) is the shell's child, in an image's container, whose init
+// runc supervises; a killed knit dev's runc dies, the container does not.
 const launcherService = `apiVersion: serving.knative.dev/v1
 kind: Service
 metadata:
@@ -29,7 +31,7 @@ spec:
         autoscaling.knative.dev/min-scale: "1"
     spec:
       containers:
-        - image: docker.io/library/busybox
+        - image: %s
           command: ["/bin/sh", "-c", "sleep 3007; echo done"]
 `
 
@@ -82,7 +84,7 @@ func TestKilledKnitDevLeavesNoOrphans(t *testing.T) {
 	state := t.TempDir()
 	d := startKnitDev(t, state)
 	f := filepath.Join(t.TempDir(), "launcher.yaml")
-	if err := os.WriteFile(f, []byte(launcherService), 0o600); err != nil {
+	if err := os.WriteFile(f, []byte(fmt.Sprintf(launcherService, busyboxImage(t))), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := d.kubectl(t, "apply", "-f", f); err != nil {

@@ -2,12 +2,13 @@
 // api/v1 and runtime packages of the release go.mod pins, against a
 // running knit, and writes what passed to docs/conformance.md.
 //
-// In knit dev (-mode dev) it starts `knit dev` itself, in this directory,
-// so that the suite's ko:// test images build from this module's copy of
-// Knative's test/test_images at the pinned release. Against the test
-// cluster (-mode cluster) it runs on the cluster the kubeconfig names,
-// with the test images imported into its containerd beforehand (make
-// conformance-cluster).
+// In knit dev (-mode dev) it starts `knit dev` itself and a registry on
+// loopback, to which it pushes the suite's test images (Knative's
+// test/test_images at the pinned release, built by make conformance), so
+// knit dev pulls and runs real images as a cluster's kubelet does.
+// Against the test cluster (-mode cluster) it runs on the cluster the
+// kubeconfig names, with the test images pushed to its registry
+// beforehand (make conformance-cluster).
 //
 // The run fails when a test fails that is not one of the mode's
 // documented exceptions (exceptions.go), each of which says why.
@@ -35,6 +36,8 @@ type options struct {
 	kubeconfig    string
 	ingress       string
 	imageTemplate string
+	images        string // mode dev: the test images' binaries
+	imgbuild      string
 	out, work     string
 	run           string
 	suites        string
@@ -50,6 +53,8 @@ func main() {
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "the cluster's kubeconfig (mode cluster)")
 	flag.StringVar(&o.ingress, "ingress", "", "mode dev: knit dev's ingress address, a loopback port in the NodePort range; mode cluster: the node's IP")
 	flag.StringVar(&o.imageTemplate, "image-template", "", "where the suite's images are: {{.Name}} is the image (mode cluster)")
+	flag.StringVar(&o.images, "images", "", "directory of the suite's test image binaries, pushed to a registry on loopback (mode dev)")
+	flag.StringVar(&o.imgbuild, "imgbuild", "", "the imgbuild binary that packs them (mode dev)")
 	flag.StringVar(&o.out, "out", "", "docs/conformance.md to update; empty writes none")
 	flag.StringVar(&o.work, "work", "", "directory for the test binaries, logs and knit dev's state (default: a temporary one)")
 	flag.StringVar(&o.run, "run", "", "only the tests this -test.run pattern picks (the report is then not written)")
@@ -82,8 +87,8 @@ func run(ctx context.Context, o options) (err error) {
 		}()
 		o.work = dir
 	}
-	// Replicas may run as another user (runAsUser, a ko:// image's 65532):
-	// they must reach what knit dev keeps in its state dir under work.
+	// knit dev's state dir is under work: its own files, which its
+	// replicas, each in its image's root, never see.
 	if err := os.MkdirAll(o.work, 0o755); err != nil {
 		return err
 	}

@@ -72,7 +72,8 @@ func startDev(ctx context.Context, o options) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := linkTestImages(ctx, dir); err != nil {
+	imageTemplate, stopRegistry, err := testImages(ctx, o.images, o.imgbuild)
+	if err != nil {
 		return nil, err
 	}
 	state := filepath.Join(o.work, "knit-dev")
@@ -105,6 +106,7 @@ func startDev(ctx context.Context, o options) (*target, error) {
 			_ = cmd.Process.Kill()
 		}
 		logFile.Close()
+		stopRegistry()
 	}
 	ready := make(chan struct{})
 	go func() {
@@ -135,7 +137,7 @@ func startDev(ctx context.Context, o options) (*target, error) {
 	return &target{
 		kubeconfig: filepath.Join(state, "kubeconfig"), endpoint: host,
 		gatewayNS: "knit-conformance", gatewayName: "knit-ingress", gatewayPort: int32(port),
-		imageTemplate: "ko://" + testImagesPackage + "/{{.Name}}",
+		imageTemplate: imageTemplate,
 		stop:          stop,
 	}, nil
 }

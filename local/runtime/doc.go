@@ -33,15 +33,30 @@
 //     beside Options.Executable (it starts in a few milliseconds, and the
 //     queue-proxy is on every cold start's path), else
 //     `<Options.Executable> queue`.
-//   - Any other image runs the container's command as given; without a
-//     command it cannot run, and the Deployment says so (ImageNotRunnable).
+//   - Any other image is a container image, run as a kubelet runs it
+//     (Options.OCI, from OpenOCI: root on Linux, with runc; without it the
+//     Deployment says ImageNotRunnable and what it takes). It is pulled
+//     into the image store (package images: the pod's and its
+//     ServiceAccount's imagePullSecrets, then knit dev's user's Docker
+//     config; imagePullPolicy honoured; ErrImagePull and ImagePullBackOff
+//     with the registry's words), and each run of the container is an
+//     OCI bundle (ocirun.go): a snapshot of the image mounted as its root,
+//     the user from the securityContext or the image's USER looked up in
+//     the image's own /etc/passwd, the volumes, /etc/hosts and resolv.conf
+//     bound in, capabilities, no_new_privs, a read-only root and seccomp
+//     as containerd's CRI plugin writes them (package engine), and `runc
+//     run` started in the replica's network and the container's cgroup.
+//     A command and args apply inside the image; nothing of this machine
+//     is visible but what is mounted. Exec probes and hooks run through
+//     `runc exec`; the Pod reports the image's digest as imageID.
 //
 // command and args replace the image's entrypoint and arguments as in
-// Kubernetes, with $(VAR) expanded; workingDir is honoured (default: the
-// module dir). A command, exec probe or exec hook of a ko:// container
-// whose first word is /ko-app/<base name of the import path>, where ko
-// puts the binary in the image, runs the binary built for the image
-// (koapp.go): this machine has no /ko-app.
+// Kubernetes, with $(VAR) expanded; workingDir is honoured (default for
+// ko:// and knit://: the module dir; for an image, its WORKDIR, else /).
+// A command, exec probe or exec hook of a ko:// container whose first
+// word is /ko-app/<base name of the import path>, where ko puts the
+// binary in the image, runs the binary built for the image (koapp.go):
+// this machine has no /ko-app.
 //
 // # Networks
 //
@@ -162,8 +177,9 @@
 // the exit and output, …), or ContainerCreating; terminated while the
 // replica stops — and lastState.terminated with the exit code, reason
 // (Error, Completed, OOMKilled) and, under FallbackToLogsOnError, the
-// end of the output. imageID and containerID stay empty: no image was
-// pulled, and a Revision's digests must not come from a ko build. The
+// end of the output. imageID is the pulled image's repository@digest and
+// containerID runc://<run>, for an image; for ko:// and knit:// both stay
+// empty, since a Revision's digests must not come from a ko build. The
 // runtime keeps what it wrote and writes only a status that differs; a
 // replica's changes are queued by Pod, and those that come while it
 // waits or is written are one write (podWorkers), so a replica's start
@@ -237,12 +253,13 @@
 // that view, as nsenter enters it (enterView), and as the container's
 // user. Elsewhere containers run in knit dev's own view.
 //
-// A container runs as the runAsUser, runAsGroup (container over pod) and
-// supplementalGroups plus fsGroup its securityContext asks
-// (containerCredential); without runAsUser it runs as knit dev's user,
-// there being no image USER to read (so Knative's
-// TestShouldRunAsUserContainerDefault, which wants ko's 65532, is not
-// met). A runAsUser without runAsGroup gets the user's group in
+// This section is about ko:// and knit:// containers, which run as
+// processes of this machine; an image's container gets all of it from
+// the engine instead (see Images). Such a container runs as the
+// runAsUser, runAsGroup (container over pod) and supplementalGroups plus
+// fsGroup its securityContext asks (containerCredential); without
+// runAsUser it runs as knit dev's user, there being no image USER to
+// read. A runAsUser without runAsGroup gets the user's group in
 // /etc/passwd, else 0, and HOME its home, else /, as containerd has them.
 // runAsNonRoot is checked with the kubelet's messages
 // (CreateContainerConfigError): as root, a container without runAsUser

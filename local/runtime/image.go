@@ -29,6 +29,29 @@ const (
 type imagePins struct {
 	mu   sync.Mutex
 	bins map[string]string
+	// digests are the container images' repository@digest the template's
+	// first pulls resolved their references to: a tag pushed again later
+	// reaches a new template (a new Revision), not this one's replicas.
+	digests map[string]string
+}
+
+// digest is the reference image was pinned to, "" before its first pull.
+func (p *imagePins) digest(image string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.digests[image]
+}
+
+// pinDigest pins image to ref, unless it is pinned already.
+func (p *imagePins) pinDigest(image, ref string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.digests == nil {
+		p.digests = map[string]string{}
+	}
+	if _, ok := p.digests[image]; !ok {
+		p.digests[image] = ref
+	}
 }
 
 func (p *imagePins) resolve(ctx context.Context, image string, build func(context.Context, string) (string, error)) (string, error) {

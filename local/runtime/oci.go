@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -84,6 +85,11 @@ func (o *OCI) removeLeftovers(ctx context.Context) error {
 	}
 	var errs []error
 	for _, e := range entries {
+		if o.Runc.Kill(ctx, e.Name(), 0, false) == nil {
+			// A warning, shown without -v: the last knit dev on this
+			// state directory did not stop cleanly.
+			slog.Warn("Killed a container an earlier knit dev's replica left running", "container", e.Name())
+		}
 		errs = append(errs, o.teardown(ctx, e.Name(), nil))
 	}
 	return errors.Join(errs...)
@@ -115,14 +121,21 @@ func (o *OCI) teardown(ctx context.Context, id string, store *images.Store) erro
 
 // pullImage pulls container c's image with the credentials the kubelet
 // would use: the pod's imagePullSecrets, its ServiceAccount's, then knit
-// dev's own user's Docker config.
+// dev's own user's Docker config. The first pull of the pod template pins
+// the digest its later replicas pull, as a Revision pins one.
 func (r *replica) pullImage(ctx context.Context, c *corev1.Container, attempt int) (*images.Image, *failure) {
 	kc, err := r.pullKeychain(ctx)
 	if err != nil {
 		return nil, &failure{Reason: images.ReasonErrImagePull, Message: fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)}
 	}
-	img, err := r.rt.opts.OCI.Images.Pull(ctx, c.Image, defaultPullPolicy(c), kc)
+	ref, policy := c.Image, defaultPullPolicy(c)
+	if pinned := r.pins.digest(c.Image); pinned != "" {
+		// Every replica of a template runs what its first one pulled.
+		ref, policy = pinned, corev1.PullIfNotPresent
+	}
+	img, err := r.rt.opts.OCI.Images.Pull(ctx, ref, policy, kc)
 	if err == nil {
+		r.pins.pinDigest(c.Image, img.DigestReference())
 		return img, nil
 	}
 	var pe *images.PullError

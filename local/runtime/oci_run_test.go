@@ -185,3 +185,43 @@ func onlyPod(t *testing.T, ns, name string) corev1.Pod {
 	}
 	return pods.Items[0]
 }
+
+// TestTagPushedAgainLeavesTheTemplateOnItsDigest: a tag pushed again
+// while a template runs does not reach its next replicas, even with
+// imagePullPolicy Always: they run the digest its first replica pulled.
+func TestTagPushedAgainLeavesTheTemplateOnItsDigest(t *testing.T) {
+	startSuite(t)
+	needImages(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	host := testRegistry(t)
+	ref := host + "/team/app:stable"
+	first := pushImage(t, ref, v1.Config{Entrypoint: []string{"/app/httpserver"}, Env: []string{"GREETING=first push"}}, appImage())
+	create(t, pullSecret(ns, "registry", host, registryUser, registryPassword))
+	app := appContainer(ref)
+	app.Env = []corev1.EnvVar{{Name: "PORT", Value: "8080"}}
+	app.ImagePullPolicy = corev1.PullAlways
+	d := revisionDeployment(ns, "pinned", 1, app)
+	d.Spec.Template.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
+	create(t, d)
+	create(t, service(ns, "pinned", map[string]string{"app": "pinned"}, intstr.FromString("http")))
+	waitForDeployment(t, client.ObjectKeyFromObject(d), 2*time.Minute, "available", available)
+
+	second := pushImage(t, ref, v1.Config{Entrypoint: []string{"/app/httpserver"}, Env: []string{"GREETING=second push"}}, appImage())
+	if second == first {
+		t.Fatal("the second push has the first's digest: nothing would tell them apart")
+	}
+	scaled := &appsv1.Deployment{}
+	if err := suite.client.Get(context.Background(), client.ObjectKeyFromObject(d), scaled); err != nil {
+		t.Fatal(err)
+	}
+	scaled.Spec.Replicas = ptr.To[int32](2)
+	if err := suite.client.Update(context.Background(), scaled); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range readySlices(t, ns, "pinned", 2) {
+		if body, _ := get(t, s); !strings.Contains(body, "first push") {
+			t.Errorf("replica %s answers %q: want the first push's image", s.Name, body)
+		}
+	}
+}
