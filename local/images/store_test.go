@@ -8,9 +8,7 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,34 +17,20 @@ import (
 	"github.com/containerd/containerd/v2/core/mount"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/knitops/knit/internal/testregistry"
 )
 
-// testRegistry is a registry on loopback that wants basic auth user:pass.
-func testRegistry(t *testing.T) string {
-	t.Helper()
-	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, p, ok := r.BasicAuth(); !ok || u != "user" || p != "pass" {
-			w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = io.WriteString(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`)
-			return
-		}
-		reg.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
-}
+// testRegistry is a registry on loopback that wants basic auth.
+func testRegistry(t *testing.T) string { return testregistry.Start(t, true) }
 
-var goodAuth = authn.NewMultiKeychain(staticKeychain{authn.FromConfig(authn.AuthConfig{Username: "user", Password: "pass"})})
+var goodAuth = authn.NewMultiKeychain(staticKeychain{authn.FromConfig(authn.AuthConfig{Username: testregistry.User, Password: testregistry.Password})})
 
 type staticKeychain struct{ a authn.Authenticator }
 
@@ -222,7 +206,7 @@ func TestPullErrorsQuoteTheRegistry(t *testing.T) {
 	host := testRegistry(t)
 	push(t, host+"/team/app:1", testImage(t, v1.Config{Cmd: []string{"/app"}}, layer(t, entry{name: "app", typ: tar.TypeReg, body: "x"})))
 	s := openStore(t)
-	bad := staticKeychain{authn.FromConfig(authn.AuthConfig{Username: "user", Password: "wrong"})}
+	bad := staticKeychain{authn.FromConfig(authn.AuthConfig{Username: testregistry.User, Password: "wrong"})}
 	for _, tc := range []struct {
 		ref    string
 		kc     authn.Keychain

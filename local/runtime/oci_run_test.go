@@ -29,13 +29,10 @@ func TestImageRunsConfinedToItsRoot(t *testing.T) {
 	needImages(t)
 	t.Parallel()
 	ns := newNamespace(t)
-	host := testRegistry(t)
-	ref := host + "/team/app:1.2"
-	digest := pushImage(t, ref, v1.Config{
+	host, ref, digest := privateImage(t, ns, "1.2", v1.Config{
 		Entrypoint: []string{"/app/httpserver"}, WorkingDir: "/srv", User: "nonroot",
 		Env: []string{"PATH=/bin", "GREETING=from the image"},
-	}, appImage())
-	create(t, pullSecret(ns, "registry", host, registryUser, registryPassword))
+	})
 	create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"},
 		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "registry"}}})
 
@@ -86,10 +83,7 @@ func TestImageSecurityContext(t *testing.T) {
 	needImages(t)
 	t.Parallel()
 	ns := newNamespace(t)
-	host := testRegistry(t)
-	ref := host + "/team/app:locked"
-	pushImage(t, ref, v1.Config{Entrypoint: []string{"/app/httpserver"}, WorkingDir: "/srv"}, appImage())
-	create(t, pullSecret(ns, "registry", host, registryUser, registryPassword))
+	_, ref, _ := privateImage(t, ns, "locked", v1.Config{Entrypoint: []string{"/app/httpserver"}, WorkingDir: "/srv"})
 
 	app := appContainer(ref)
 	app.SecurityContext = &corev1.SecurityContext{
@@ -136,9 +130,7 @@ func TestImagePullFailureSaysWhy(t *testing.T) {
 	needImages(t)
 	t.Parallel()
 	ns := newNamespace(t)
-	host := testRegistry(t)
-	ref := host + "/team/app:2"
-	pushImage(t, ref, v1.Config{Entrypoint: []string{"/app/httpserver"}}, appImage())
+	host, ref, _ := privateImage(t, ns, "2", v1.Config{Entrypoint: []string{"/app/httpserver"}})
 	create(t, pullSecret(ns, "wrong", host, registryUser, "not-the-password"))
 
 	d := revisionDeployment(ns, "denied", 1, appContainer(ref))
@@ -151,7 +143,6 @@ func TestImagePullFailureSaysWhy(t *testing.T) {
 		t.Errorf("message %q: want the registry's UNAUTHORIZED, and no password", msg)
 	}
 
-	create(t, pullSecret(ns, "registry", host, registryUser, registryPassword))
 	app := appContainer(ref)
 	app.SecurityContext = &corev1.SecurityContext{RunAsNonRoot: ptr.To(true)}
 	root := revisionDeployment(ns, "root", 1, app)
@@ -194,10 +185,7 @@ func TestTagPushedAgainLeavesTheTemplateOnItsDigest(t *testing.T) {
 	needImages(t)
 	t.Parallel()
 	ns := newNamespace(t)
-	host := testRegistry(t)
-	ref := host + "/team/app:stable"
-	first := pushImage(t, ref, v1.Config{Entrypoint: []string{"/app/httpserver"}, Env: []string{"GREETING=first push"}}, appImage())
-	create(t, pullSecret(ns, "registry", host, registryUser, registryPassword))
+	_, ref, first := privateImage(t, ns, "stable", v1.Config{Entrypoint: []string{"/app/httpserver"}, Env: []string{"GREETING=first push"}})
 	app := appContainer(ref)
 	app.Env = []corev1.EnvVar{{Name: "PORT", Value: "8080"}}
 	app.ImagePullPolicy = corev1.PullAlways
@@ -224,4 +212,16 @@ func TestTagPushedAgainLeavesTheTemplateOnItsDigest(t *testing.T) {
 			t.Errorf("replica %s answers %q: want the first push's image", s.Name, body)
 		}
 	}
+}
+
+// privateImage pushes the app image with cfg as team/app:tag to a
+// registry of the test's that wants credentials, and gives namespace ns
+// the Secret "registry" that holds them.
+func privateImage(t *testing.T, ns, tag string, cfg v1.Config) (host, ref, digest string) {
+	t.Helper()
+	host = testRegistry(t)
+	ref = host + "/team/app:" + tag
+	digest = pushImage(t, ref, cfg, appImage())
+	create(t, pullSecret(ns, "registry", host, registryUser, registryPassword))
+	return host, ref, digest
 }
