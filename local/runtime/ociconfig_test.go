@@ -181,3 +181,37 @@ func TestOCIUserFilesStayInTheImage(t *testing.T) {
 		t.Error("user found through a link out of the image's root")
 	}
 }
+
+// FuzzImageConfig: an image's config and /etc files are its author's,
+// not the user's: whatever they hold, reading them neither panics nor
+// reaches outside the image's root (a working directory made there, the
+// passwd file read).
+func FuzzImageConfig(f *testing.F) {
+	f.Add("nonroot", "/srv", "A=1", "root:x:0:0::/root:/bin/sh\nnonroot:x:65532:65532::/home/nonroot:/sbin/nologin\n")
+	f.Add("1000:50", "../../../etc", "=x", "")
+	f.Add("web:staff", "/a/../../b", "PATH", "web:x:1:1\n")
+	f.Add(":", "", "X=y=z", "::::::\n")
+	f.Fuzz(func(t *testing.T, user, workdir, env, passwd string) {
+		outer := t.TempDir()
+		rootfs := filepath.Join(outer, "rootfs")
+		if err := os.MkdirAll(filepath.Join(rootfs, "etc"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(rootfs, "etc/passwd"), []byte(passwd), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg := v1.Config{User: user, WorkingDir: workdir, Env: []string{env}, Entrypoint: []string{"/app"}}
+		c := &corev1.Container{Name: "app"}
+		_ = ociArgv(cfg, c)
+		_ = ociEnv(cfg.Env, nil)
+		u, _ := resolveOCIUser(rootfs, user, &corev1.PodSpec{}, c, podIdentity{})
+		dir := ociWorkingDir(cfg, c)
+		if err := makeWorkingDir(rootfs, dir, u); err != nil {
+			return
+		}
+		entries, err := os.ReadDir(outer)
+		if err != nil || len(entries) != 1 {
+			t.Fatalf("working directory %q made something outside the image's root: %v %v", dir, entries, err)
+		}
+	})
+}
