@@ -52,11 +52,15 @@ const (
 	settle = 500 * time.Millisecond
 )
 
-// coldRun is one cold start and one start of the bare app.
+// coldRun is one cold start of a Revision and one start of its app
+// alone.
 type coldRun struct {
 	// app is the app binary's own start: exec until the first byte of
 	// its first answer.
 	app time.Duration
+	// runc is the app image's start with runc alone (runcAlone), exec
+	// of runc until the first byte; 0 for the ko:// Revision.
+	runc time.Duration
 	// ttfb is a request to the Revision at zero, through knit dev's
 	// ingress, from being written to the first byte of the answer.
 	ttfb time.Duration
@@ -64,16 +68,32 @@ type coldRun struct {
 
 // coldResult is the cold-start part of the report.
 type coldResult struct {
-	runs      []coldRun
+	runs      []coldRun     // the ko:// Revision
 	devStart  time.Duration // knit dev until its banner
 	firstUp   time.Duration // apply until the first answer, build included
 	knitBuild time.Duration
+	// image are the image Revision's runs, taking turns with runs;
+	// imageSkipped says why there are none.
+	image        []coldRun
+	imageSkipped string
+	imageFirstUp time.Duration // apply until its first answer, pull included
+	imageSize    int64         // its one compressed layer
+}
+
+// coldSubject is a Revision whose cold starts are timed: alone starts
+// its app without knit, and runs collects the runs.
+type coldSubject struct {
+	label, host string
+	alone       func(context.Context) (coldRun, error)
+	runs        *[]coldRun
 }
 
 // measureColdStart builds knit from the tree, runs `knit dev` in a
-// temporary state dir on free loopback ports, deploys helloworld and
-// times runs cold starts, each after the Revision reached zero and
-// beside a start of the same app binary alone.
+// temporary state dir on free loopback ports, deploys helloworld, as a
+// ko:// Service and (as root with runc) as an image Service, and times
+// runs cold starts of each, each after every Revision reached zero and
+// beside a start of the same app binary alone. The two take turns, in
+// alternating order, so a slow moment of a shared machine hits both.
 func measureColdStart(ctx context.Context, root, binDir string, runs int, progress io.Writer) (*coldResult, error) {
 	if err := checkTools(binDir); err != nil {
 		return nil, err
@@ -111,65 +131,141 @@ func measureColdStart(ctx context.Context, root, binDir string, runs int, progre
 	} else if err != nil {
 		return nil, d.explain(fmt.Errorf("config-autoscaler: %w", err))
 	}
-	began = time.Now()
-	if out, err := d.kubectl(ctx, "apply", "-f", helloManifest); err != nil {
-		return nil, d.explain(fmt.Errorf("kubectl apply: %v\n%s", err, out))
+	if res.firstUp, err = d.applyAndWait(ctx, helloManifest, helloHost); err != nil {
+		return nil, err
 	}
-	if err := waitAnswer(ctx, d.httpAddr, firstServeTimeout); err != nil {
-		return nil, d.explain(fmt.Errorf("helloworld never answered: %w", err))
-	}
-	res.firstUp = time.Since(began)
 	bin, err := appBinary(ctx, root, d.stateDir, tmp)
 	if err != nil {
 		return nil, err
 	}
+	subjects := []coldSubject{{label: "ko://", host: helloHost, runs: &res.runs, alone: func(ctx context.Context) (coldRun, error) {
+		app, err := appStart(ctx, bin)
+		return coldRun{app: app}, err
+	}}}
+	pas := []string{helloPA}
+
+	if res.imageSkipped = imageSkipReason(); res.imageSkipped == "" {
+		img, err := prepareImage(ctx, root, tmp)
+		if err != nil {
+			return nil, fmt.Errorf("image: %w", err)
+		}
+		defer img.close()
+		res.imageSize = img.size
+		if res.imageFirstUp, err = d.applyAndWait(ctx, img.manifest, imageHost); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(progress, "cold start: %s first answered %s after kubectl apply\n", img.ref, res.imageFirstUp.Round(time.Millisecond))
+		subjects = append(subjects, coldSubject{label: "image", host: imageHost, runs: &res.image, alone: img.alone})
+		pas = append(pas, imagePA)
+	} else {
+		fmt.Fprintf(progress, "cold start: the image Revision is skipped: %s\n", res.imageSkipped)
+	}
 
 	for i := range runs {
-		if err := d.waitZero(ctx, c); err != nil {
-			return nil, d.explain(err)
+		for _, s := range turnOrder(subjects, i) {
+			if err := d.waitZero(ctx, c, pas); err != nil {
+				return nil, d.explain(err)
+			}
+			if err := sleep(ctx, settle); err != nil {
+				return nil, err
+			}
+			run, err := s.alone(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("%s app alone: %w", s.label, err)
+			}
+			if err := sleep(ctx, settle); err != nil {
+				return nil, err
+			}
+			if run.ttfb, err = coldRequest(d.httpAddr, s.host); err != nil {
+				return nil, d.explain(fmt.Errorf("%s cold start %d: %w", s.label, i+1, err))
+			}
+			fmt.Fprintf(progress, "cold start %d/%d, %s: %s to first byte; the app alone starts in %s%s\n",
+				i+1, runs, s.label, run.ttfb.Round(10*time.Microsecond), run.app.Round(10*time.Microsecond), runcNote(run))
+			*s.runs = append(*s.runs, run)
 		}
-		if err := sleep(ctx, settle); err != nil {
-			return nil, err
-		}
-		var run coldRun
-		if run.app, err = appStart(ctx, bin); err != nil {
-			return nil, fmt.Errorf("starting %s alone: %w", bin, err)
-		}
-		if err := sleep(ctx, settle); err != nil {
-			return nil, err
-		}
-		if run.ttfb, err = coldRequest(d.httpAddr); err != nil {
-			return nil, d.explain(fmt.Errorf("cold start %d: %w", i+1, err))
-		}
-		fmt.Fprintf(progress, "cold start %d/%d: %s to first byte; the app alone starts in %s\n",
-			i+1, runs, run.ttfb.Round(10*time.Microsecond), run.app.Round(10*time.Microsecond))
-		res.runs = append(res.runs, run)
 	}
 	return res, nil
 }
 
-// waitZero waits until the autoscaler decided zero, no replica is ready,
-// and no replica process is left (a scaled-down replica drains first).
-func (d *knitDev) waitZero(ctx context.Context, c client.Client) error {
+// runcNote is a progress line's mention of runc alone, when timed.
+func runcNote(run coldRun) string {
+	if run.runc == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", in runc alone in %s", run.runc.Round(10*time.Microsecond))
+}
+
+// applyAndWait applies manifest and waits for host's first answer; it
+// returns the time between the two.
+func (d *knitDev) applyAndWait(ctx context.Context, manifest, host string) (time.Duration, error) {
+	began := time.Now()
+	if out, err := d.kubectl(ctx, "apply", "-f", manifest); err != nil {
+		return 0, d.explain(fmt.Errorf("kubectl apply -f %s: %v\n%s", manifest, err, out))
+	}
+	if err := waitAnswerFrom(ctx, d.httpAddr, host, firstServeTimeout); err != nil {
+		return 0, d.explain(fmt.Errorf("%s never answered: %w", host, err))
+	}
+	return time.Since(began), nil
+}
+
+// alone starts the image's app binary alone, then its files with runc
+// alone.
+func (s *imageSubject) alone(ctx context.Context) (coldRun, error) {
+	var run coldRun
+	var err error
+	if run.app, err = appStart(ctx, s.bin); err != nil {
+		return run, err
+	}
+	if err := sleep(ctx, settle); err != nil {
+		return run, err
+	}
+	if run.runc, err = s.runc.start(ctx); err != nil {
+		return run, fmt.Errorf("runc alone: %w", err)
+	}
+	return run, nil
+}
+
+// turnOrder is subjects in the order of round i: each round starts one
+// further along, so none is always first after the others' scale-down.
+func turnOrder[T any](subjects []T, i int) []T {
+	if len(subjects) == 0 {
+		return nil
+	}
+	k := i % len(subjects)
+	return append(slices.Clone(subjects[k:]), subjects[:k]...)
+}
+
+// waitZero waits until the autoscaler decided zero for every
+// PodAutoscaler of pas, none has a ready replica, and nothing of a
+// replica is left: no process of a ko:// app (a scaled-down replica
+// drains first), no container run of an image (bundlesLeft).
+func (d *knitDev) waitZero(ctx context.Context, c client.Client, pas []string) error {
 	deadline := time.Now().Add(zeroTimeout)
 	last := "nothing read yet"
 	for time.Now().Before(deadline) {
-		pa := &autoscalingv1alpha1.PodAutoscaler{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: helloPA}, pa); err != nil {
-			last = err.Error()
-		} else {
-			desired, actual := ptr.Deref(pa.Status.DesiredScale, -1), ptr.Deref(pa.Status.ActualScale, -1)
-			procs := processesUnder(filepath.Join(d.stateDir, "builds"))
-			last = fmt.Sprintf("desired %d, actual %d, %d app processes", desired, actual, procs)
-			if desired == 0 && actual == 0 && procs == 0 {
-				return nil
+		var parts []string
+		zero := true
+		for _, name := range pas {
+			pa := &autoscalingv1alpha1.PodAutoscaler{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, pa); err != nil {
+				parts, zero = append(parts, fmt.Sprintf("%s: %v", name, err)), false
+				continue
 			}
+			desired, actual := ptr.Deref(pa.Status.DesiredScale, -1), ptr.Deref(pa.Status.ActualScale, -1)
+			parts = append(parts, fmt.Sprintf("%s desired %d, actual %d", name, desired, actual))
+			zero = zero && desired == 0 && actual == 0
 		}
+		procs, bundles := processesUnder(filepath.Join(d.stateDir, "builds")), bundlesLeft(d.stateDir)
+		parts = append(parts, fmt.Sprintf("%d app processes, %d container bundles", procs, bundles))
+		if zero && procs == 0 && bundles == 0 {
+			return nil
+		}
+		last = strings.Join(parts, "; ")
 		if err := sleep(ctx, 100*time.Millisecond); err != nil {
 			return err
 		}
 	}
-	return fmt.Errorf("%s not at zero within %s: %s", helloPA, zeroTimeout, last)
+	return fmt.Errorf("not at zero within %s: %s", zeroTimeout, last)
 }
 
 // processesUnder counts processes whose executable lies under dir.
@@ -202,7 +298,7 @@ func appBinary(ctx context.Context, root, stateDir, tmp string) (string, error) 
 }
 
 // appStart runs bin on a free loopback port and times it from exec to
-// the first byte of its first answer, polling every 200µs.
+// the first byte of its first answer.
 func appStart(ctx context.Context, bin string) (time.Duration, error) {
 	addr, err := freeAddr()
 	if err != nil {
@@ -211,23 +307,27 @@ func appStart(ctx context.Context, bin string) (time.Duration, error) {
 	_, port, _ := net.SplitHostPort(addr)
 	cmd := exec.Command(bin)
 	cmd.Env = []string{"PORT=" + port, "TARGET=World"}
+	ttfb, err := timeFirstAnswer(ctx, cmd, addr)
+	if cmd.Process != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	return ttfb, err
+}
+
+// timeFirstAnswer starts cmd, which serves helloworld on addr, and times
+// it from exec to the first byte of its first answer, polling every
+// 200µs. The caller stops cmd.
+func timeFirstAnswer(ctx context.Context, cmd *exec.Cmd, addr string) (time.Duration, error) {
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return 0, err
 	}
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}()
 	deadline := start.Add(appStartTimeout)
 	for {
 		conn, err := net.Dial("tcp", addr)
 		if err == nil {
-			ttfb, err := firstByte(conn, start, deadline)
-			if err != nil {
-				return 0, err
-			}
-			return ttfb, nil
+			return firstByte(conn, start, deadline)
 		}
 		if time.Now().After(deadline) {
 			return 0, fmt.Errorf("no answer on %s within %s: %w", addr, appStartTimeout, err)
@@ -238,15 +338,15 @@ func appStart(ctx context.Context, bin string) (time.Duration, error) {
 	}
 }
 
-// coldRequest sends GET / for helloHost to the ingress over a connection
+// coldRequest sends GET / for host to the ingress over a connection
 // opened beforehand and times the request's write to the first byte of
 // the answer, which must be helloworld's 200.
-func coldRequest(ingress string) (time.Duration, error) {
+func coldRequest(ingress, host string) (time.Duration, error) {
 	conn, err := net.Dial("tcp", ingress)
 	if err != nil {
 		return 0, err
 	}
-	return firstByte(conn, time.Time{}, time.Now().Add(requestTimeout))
+	return firstByteFrom(conn, host, helloBody, time.Time{}, time.Now().Add(requestTimeout))
 }
 
 // firstByte is firstByteFrom for knit dev's helloworld.
@@ -286,11 +386,6 @@ func firstByteFrom(conn net.Conn, host, want string, start, deadline time.Time) 
 		return 0, fmt.Errorf("answer %s %q, want 200 %q", resp.Status, body, want)
 	}
 	return ttfb, nil
-}
-
-// waitAnswer polls knit dev's ingress until helloworld answers.
-func waitAnswer(ctx context.Context, ingress string, timeout time.Duration) error {
-	return waitAnswerFrom(ctx, ingress, helloHost, timeout)
 }
 
 func freeAddr() (string, error) {

@@ -24,7 +24,10 @@
 // bare proxy (bareproxy, taking and speaking h2c as the queue-proxies do),
 // with their resident memory. Then it starts `knit dev`, scales
 // examples/helloworld to zero and times cold starts against the same app
-// binary's own start time, and, given the test cluster, cold starts on
+// binary's own start time, as a ko:// Service and, as root with runc, as
+// an image pushed to a loopback registry (with runc's own start of it
+// beside); times first pulls of a 50 MiB image by knit's image store and
+// by crane (-pull-runs); and, given the test cluster, cold starts on
 // real pods. It prints a markdown report and writes it to
 // docs/benchmarks.md, keeping the previous cluster section when this run
 // has none.

@@ -34,6 +34,7 @@ type options struct {
 	shapeDuration    time.Duration
 	only             []string
 	coldRuns         int
+	pullRuns         int
 	cluster          string // kubeconfig of the test cluster; empty skips the cluster part
 	clusterRuns      int
 	binDir           string
@@ -67,7 +68,8 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.slices, "slices", 3, "slices each cell's time is cut into; paths take turns slice by slice so drift hits them alike")
 	flag.DurationVar(&o.warmup, "warmup", 100*time.Millisecond, "unmeasured load before each slice")
 	flag.IntVar(&o.maxRequests, "max-requests", 1_000_000, "requests per path and concurrency at most")
-	flag.IntVar(&o.coldRuns, "cold-runs", 5, "cold starts to time in knit dev (0 skips the cold-start part)")
+	flag.IntVar(&o.coldRuns, "cold-runs", 5, "cold starts to time in knit dev, of the ko:// Revision and of the image one each (0 skips the cold-start part)")
+	flag.IntVar(&o.pullRuns, "pull-runs", 3, "first pulls of a 50 MiB image from a loopback registry by knit's image store and by crane, each (0 skips the pull part)")
 	flag.StringVar(&o.cluster, "cluster-kubeconfig", "", "kubeconfig of the test cluster (make cluster) to install knit on and time real pods; empty skips it")
 	flag.IntVar(&o.clusterRuns, "cluster-runs", 5, "cold starts and plain pod starts to time on the cluster")
 	flag.StringVar(&o.binDir, "bin-dir", "bin", "where `make tools` put kube-apiserver, etcd and kubectl")
@@ -120,8 +122,8 @@ func parseFlags() (options, error) {
 		}
 		o.knativeQueue = abs
 	}
-	if o.slices < 1 || o.duration <= 0 || o.shapeDuration <= 0 || o.maxRequests < o.slices || o.coldRuns < 0 {
-		return o, fmt.Errorf("-slices, -duration, -shape-duration and -max-requests must be positive, -cold-runs not negative")
+	if o.slices < 1 || o.duration <= 0 || o.shapeDuration <= 0 || o.maxRequests < o.slices || o.coldRuns < 0 || o.pullRuns < 0 {
+		return o, fmt.Errorf("-slices, -duration, -shape-duration and -max-requests must be positive, -cold-runs and -pull-runs not negative")
 	}
 	return o, nil
 }
@@ -184,6 +186,11 @@ func run(ctx context.Context, o options) error {
 	if o.coldRuns > 0 {
 		if rep.cold, err = measureColdStart(ctx, root, binDir, o.coldRuns, os.Stderr); err != nil {
 			return fmt.Errorf("cold start: %w", err)
+		}
+	}
+	if o.pullRuns > 0 {
+		if rep.pull, err = measurePull(ctx, o.pullRuns, os.Stderr); err != nil {
+			return fmt.Errorf("pull: %w", err)
 		}
 	}
 	if o.cluster != "" {

@@ -61,6 +61,7 @@ type report struct {
 	opts    options
 	request *requestPath
 	cold    *coldResult
+	pull    *pullResult
 	cluster *clusterResult
 	// carriedCluster is a previous report's cluster section, kept when
 	// this run skipped the cluster part.
@@ -102,21 +103,10 @@ func (r *report) markdown() string {
 	r.writeRequestPath(&b)
 
 	if c := r.cold; c != nil {
-		fmt.Fprintf(&b, "\n## Cold start\n\n")
-		fmt.Fprintf(&b, "`knit dev` built from this tree (%s to build, %s to its banner), state in a temporary\n", c.knitBuild.Round(100*time.Millisecond), c.devStart.Round(100*time.Millisecond))
-		fmt.Fprintf(&b, "directory, ports free on 127.0.0.1; `%s` (min-scale 0) with `config-autoscaler`\n", helloManifest)
-		fmt.Fprintf(&b, "%s, first answer %s after `kubectl apply` (build included).\n", fmtMap(shortAutoscaler), c.firstUp.Round(100*time.Millisecond))
-		fmt.Fprintf(&b, "Each run waits until the Revision is at zero (the autoscaler says 0, no replica process left),\n")
-		fmt.Fprintf(&b, "then starts the same helloworld binary alone on a free port and times exec → first byte of\n")
-		fmt.Fprintf(&b, "its answer (polled every 200 µs), then sends one request through the ingress and times its\n")
-		fmt.Fprintf(&b, "write → first byte (ingress → activator → autoscaler → replica start → probes → answer).\n\n")
-		fmt.Fprintf(&b, "| run | app alone: exec → first byte | cold start: request → first byte | cold start − app |\n")
-		fmt.Fprintf(&b, "|---:|---:|---:|---:|\n")
-		for i, run := range c.runs {
-			fmt.Fprintf(&b, "| %d | %s | %s | %s |\n", i+1, fmtColdMs(run.app), fmtColdMs(run.ttfb), fmtColdMs(run.ttfb-run.app))
-		}
-		app, cold := median(c.runs, func(r coldRun) time.Duration { return r.app }), median(c.runs, func(r coldRun) time.Duration { return r.ttfb })
-		fmt.Fprintf(&b, "| **median** | **%s** | **%s** | **%s** |\n", fmtColdMs(app), fmtColdMs(cold), fmtColdMs(cold-app))
+		b.WriteString(c.markdown())
+	}
+	if p := r.pull; p != nil {
+		b.WriteString(p.markdown())
 	}
 
 	if c := r.cluster; c != nil {
