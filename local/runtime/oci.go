@@ -124,16 +124,25 @@ func (o *OCI) teardown(ctx context.Context, id string, store *images.Store) erro
 // dev's own user's Docker config. The first pull of the pod template pins
 // the digest its later replicas pull, as a Revision pins one.
 func (r *replica) pullImage(ctx context.Context, c *corev1.Container, attempt int) (*images.Image, *failure) {
+	store := r.rt.opts.OCI.Images
+	pinned := r.pins.digest(c.Image)
+	if pinned != "" {
+		// Every replica of a template runs what its first one pulled,
+		// which the store keeps: no credentials to read, no registry to
+		// ask on a scale from zero.
+		if img, err := store.Pull(ctx, pinned, corev1.PullNever, authn.NewMultiKeychain()); err == nil {
+			return img, nil
+		}
+	}
 	kc, err := r.pullKeychain(ctx)
 	if err != nil {
 		return nil, &failure{Reason: images.ReasonErrImagePull, Message: fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)}
 	}
 	ref, policy := c.Image, defaultPullPolicy(c)
-	if pinned := r.pins.digest(c.Image); pinned != "" {
-		// Every replica of a template runs what its first one pulled.
+	if pinned != "" {
 		ref, policy = pinned, corev1.PullIfNotPresent
 	}
-	img, err := r.rt.opts.OCI.Images.Pull(ctx, ref, policy, kc)
+	img, err := store.Pull(ctx, ref, policy, kc)
 	if err == nil {
 		r.pins.pinDigest(c.Image, img.DigestReference())
 		return img, nil

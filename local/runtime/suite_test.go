@@ -132,7 +132,7 @@ func setUpSuite() error {
 			err = stopErr
 		}
 		logFile.Close()
-		if err != nil || keepState {
+		if err != nil || keepState || os.Getenv("KNIT_TEST_KEEP_STATE") != "" {
 			fmt.Fprintf(os.Stderr, "runtime state and log kept in %s\n", state)
 			return err
 		}
