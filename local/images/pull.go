@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -176,6 +177,10 @@ func (s *Store) pull(ctx context.Context, r name.Reference, kc authn.Keychain) (
 	return rec.image(r.Name()), nil
 }
 
+// pullTimeout bounds one pull, as the kubelet's runtime request timeout
+// bounds a pull that stops making progress.
+const pullTimeout = 10 * time.Minute
+
 // flight is one pull in progress; pulls of one reference wait for it.
 type flight struct {
 	done chan struct{}
@@ -193,8 +198,11 @@ func (s *Store) fly(ctx context.Context, key string, pull func(context.Context) 
 		s.flights[key] = f
 		s.mu.Unlock()
 		// The pull outlives a caller that gives up: the next one
-		// finds its layers.
-		f.img, f.err = pull(context.WithoutCancel(ctx))
+		// finds its layers. A registry that stalls ends it, so that
+		// later pulls of the reference try again.
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pullTimeout)
+		f.img, f.err = pull(pctx)
+		cancel()
 		s.mu.Lock()
 		delete(s.flights, key)
 		s.mu.Unlock()
