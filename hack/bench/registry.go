@@ -7,51 +7,35 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"math/rand/v2"
-	"net"
-	"net/http"
 	"os"
 	pathpkg "path"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/knitops/knit/internal/testregistry"
 )
 
 // loopbackRegistry is go-containerregistry's in-memory registry served by
 // the bench's process on 127.0.0.1: what knit dev and crane pull from,
 // with no network and no other registry's latency in the numbers.
 type loopbackRegistry struct {
-	host string // 127.0.0.1:port
-	srv  *http.Server
+	host  string // 127.0.0.1:port
+	close func()
 }
 
 // startRegistry serves a registry on a free loopback port until close.
-// Testregistry.Start does the same for tests; it wants a testing.TB.
 func startRegistry() (*loopbackRegistry, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	host, stop, err := testregistry.Serve(false)
 	if err != nil {
 		return nil, err
 	}
-	quiet := log.New(io.Discard, "", 0)
-	r := &loopbackRegistry{
-		host: ln.Addr().String(),
-		srv:  &http.Server{Handler: registry.New(registry.Logger(quiet)), ErrorLog: quiet, ReadHeaderTimeout: 10 * time.Second},
-	}
-	go func() { _ = r.srv.Serve(ln) }()
-	return r, nil
+	return &loopbackRegistry{host: host, close: stop}, nil
 }
-
-func (r *loopbackRegistry) close() { _ = r.srv.Close() }
 
 // ref is the reference of repoTag (repository:tag) on r.
 func (r *loopbackRegistry) ref(repoTag string) string { return r.host + "/" + repoTag }
@@ -124,27 +108,7 @@ func layerOf(files []imageFile) (v1.Layer, int64, error) {
 // pushImage pushes a linux/amd64 image of layers with cfg to ref (plain
 // HTTP: go-containerregistry speaks it to loopback) and returns it.
 func pushImage(ref string, cfg v1.Config, layers ...v1.Layer) (v1.Image, error) {
-	img, err := mutate.AppendLayers(empty.Image, layers...)
-	if err != nil {
-		return nil, err
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture, cf.Config = "linux", "amd64", cfg
-	if img, err = mutate.ConfigFile(img, cf); err != nil {
-		return nil, err
-	}
-	r, err := name.ParseReference(ref)
-	if err != nil {
-		return nil, err
-	}
-	if err := remote.Write(r, img); err != nil {
-		return nil, fmt.Errorf("push %s: %w", ref, err)
-	}
-	return img, nil
+	return testregistry.PushLayers(ref, cfg, layers...)
 }
 
 // The app image: the helloworld binary where ko puts it, run as the

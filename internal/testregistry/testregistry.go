@@ -7,14 +7,16 @@ package testregistry
 import (
 	"archive/tar"
 	"bytes"
+	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -38,13 +40,27 @@ const Busybox = "/bin/busybox"
 // team's private registry wants.
 func Start(t testing.TB, auth bool) string {
 	t.Helper()
-	var h http.Handler = registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	host, stop, err := Serve(auth)
+	check(t, err)
+	t.Cleanup(stop)
+	return host
+}
+
+// Serve is Start for a program that is not a test (the benchmarks):
+// the registry serves until stop.
+func Serve(auth bool) (host string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	quiet := log.New(io.Discard, "", 0)
+	var h http.Handler = registry.New(registry.Logger(quiet))
 	if auth {
 		h = authenticating(h)
 	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
+	srv := &http.Server{Handler: h, ErrorLog: quiet, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return ln.Addr().String(), func() { _ = srv.Close() }, nil
 }
 
 func authenticating(reg http.Handler) http.Handler {
@@ -85,20 +101,37 @@ func Push(t testing.TB, ref string, cfg v1.Config, files map[string]File) string
 	t.Helper()
 	layer, err := layerOf(files)
 	check(t, err)
-	img, err := mutate.AppendLayers(empty.Image, layer)
+	img, err := PushLayers(ref, cfg, layer)
 	check(t, err)
-	cf, err := img.ConfigFile()
-	check(t, err)
-	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture, cf.Config = "linux", "amd64", cfg
-	img, err = mutate.ConfigFile(img, cf)
-	check(t, err)
-	r, err := name.ParseReference(ref)
-	check(t, err)
-	check(t, remote.Write(r, img, remote.WithAuth(authn.FromConfig(authn.AuthConfig{Username: User, Password: Password}))))
 	d, err := img.Digest()
 	check(t, err)
 	return d.String()
+}
+
+// PushLayers pushes a linux/amd64 image of layers with cfg to ref, with
+// User's credentials (a registry without auth ignores them).
+func PushLayers(ref string, cfg v1.Config, layers ...v1.Layer) (v1.Image, error) {
+	img, err := mutate.AppendLayers(empty.Image, layers...)
+	if err != nil {
+		return nil, err
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cf = cf.DeepCopy()
+	cf.OS, cf.Architecture, cf.Config = "linux", "amd64", cfg
+	if img, err = mutate.ConfigFile(img, cf); err != nil {
+		return nil, err
+	}
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		return nil, err
+	}
+	if err := remote.Write(r, img, remote.WithAuth(authn.FromConfig(authn.AuthConfig{Username: User, Password: Password}))); err != nil {
+		return nil, fmt.Errorf("push %s: %w", ref, err)
+	}
+	return img, nil
 }
 
 func layerOf(files map[string]File) (v1.Layer, error) {
