@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -46,19 +47,42 @@ type Deployment struct {
 	ProgressDeadline time.Duration
 	// QueueSidecarImage runs beside each app on a real cluster.
 	QueueSidecarImage string
+	// RegistriesSkippingTagResolving are the registries (host[:port]) whose
+	// tags a Revision runs as written, unresolved: registries no controller
+	// can reach, whose images are loaded into the nodes' runtime directly.
+	RegistriesSkippingTagResolving []string
+	// DigestResolutionTimeout bounds resolving one Revision's tags.
+	DigestResolutionTimeout time.Duration
 }
+
+// SkipsTagResolving says whether images of registry run by tag.
+func (d *Deployment) SkipsTagResolving(registry string) bool {
+	return slices.Contains(d.RegistriesSkippingTagResolving, registry)
+}
+
+// defaultRegistriesSkippingTagResolving are Knative's (kind's, ko's and
+// the convention for images side-loaded into a development cluster) and
+// knit.local, the chart's default repository of its own images, which is
+// no registry either.
+var defaultRegistriesSkippingTagResolving = []string{"kind.local", "ko.local", "dev.local", "knit.local"}
 
 // ParseDeployment reads config-deployment with Knative's defaults.
 func ParseDeployment(data map[string]string) (*Deployment, error) {
-	d := &Deployment{ProgressDeadline: 600 * time.Second, QueueSidecarImage: "ghcr.io/knitops/knit:latest"}
+	d := &Deployment{ProgressDeadline: 600 * time.Second, QueueSidecarImage: "ghcr.io/knitops/knit:latest",
+		RegistriesSkippingTagResolving: slices.Clone(defaultRegistriesSkippingTagResolving), DigestResolutionTimeout: 10 * time.Second}
 	p := parser{cm: DeploymentConfigName, data: data}
 	p.durationOrDisabled("progress-deadline", &d.ProgressDeadline)
 	p.string("queue-sidecar-image", &d.QueueSidecarImage)
+	p.list("registries-skipping-tag-resolving", &d.RegistriesSkippingTagResolving)
+	p.durationOrDisabled("digest-resolution-timeout", &d.DigestResolutionTimeout)
 	if p.err != nil {
 		return nil, p.err
 	}
 	if d.ProgressDeadline <= 0 {
 		return nil, fmt.Errorf("%s: progress-deadline must be a positive duration", DeploymentConfigName)
+	}
+	if d.DigestResolutionTimeout <= 0 {
+		return nil, fmt.Errorf("%s: digest-resolution-timeout must be a positive duration", DeploymentConfigName)
 	}
 	return d, nil
 }

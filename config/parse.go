@@ -53,6 +53,22 @@ func (p *parser) string(key string, dst *string) {
 	}
 }
 
+// list reads a comma-separated list, blanks dropped. A key that is
+// present replaces the default, so an empty value means none.
+func (p *parser) list(key string, dst *[]string) {
+	v, ok := p.data[key]
+	if !ok {
+		return
+	}
+	var out []string
+	for _, item := range strings.Split(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	*dst = out
+}
+
 // durationOrDisabled reads a duration where Knative also accepts
 // "disabled" (stored as -1).
 func (p *parser) durationOrDisabled(key string, dst *time.Duration) {

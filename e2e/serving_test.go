@@ -150,8 +150,12 @@ func TestServingJourney(t *testing.T) {
 			cases = append(cases,
 				brokenApp{"crashes", busybox, []string{"/bin/sh", "-c", "echo boom >&2; exit 3"}, "CrashLoopBackOff", "boom"},
 				brokenApp{"never-ready", busybox, []string{"/bin/sh", "-c", "exec sleep 600"}, "ReadinessProbeFailed", "connection refused"},
-				// Nothing listens on port 1: the pull fails as a kubelet's would.
-				brokenApp{"unpullable", "127.0.0.1:1/team/app:1", nil, "ErrImagePull", "connection refused"})
+				// Nothing listens on port 1. A tag is resolved to a digest
+				// when the Revision is made, and fails as Knative's does;
+				// a digest is pulled as written, and fails as a kubelet's
+				// pull does.
+				brokenApp{"unresolvable", "127.0.0.1:1/team/app:1", nil, "ContainerMissing", "connection refused"},
+				brokenApp{"unpullable", "127.0.0.1:1/team/app@sha256:" + strings.Repeat("0", 64), nil, "ErrImagePull", "connection refused"})
 		}
 		for _, tc := range cases {
 			svc := &servingv1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: tc.name}}

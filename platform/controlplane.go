@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,6 +52,9 @@ type ControlPlaneOptions struct {
 	QueueImage string
 	// QueueEnv is added to every queue-proxy's environment.
 	QueueEnv []corev1.EnvVar
+	// RegistryTransport carries the Revision reconciler's requests to
+	// registries (resolving tags to digests); nil: http.DefaultTransport.
+	RegistryTransport http.RoundTripper
 	// GitCache keeps fetched repositories for the GitRepository reconciler.
 	// Without an Egress of its own it gets EgressPolicy's.
 	GitCache *gitsource.Cache
@@ -115,7 +119,10 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 	steps = append(steps, []step{
 		{"service", func() error { return service.SetupWithManager(mgr) }},
 		{"configuration", func() error { return configuration.SetupWithManager(mgr) }},
-		{"revision", func() error { return revision.SetupWithManager(mgr, opts.Store, opts.QueueImage, opts.QueueEnv...) }},
+		{"revision", func() error {
+			return revision.SetupWithManager(mgr, opts.Store, revision.Options{QueueImage: opts.QueueImage, QueueEnv: opts.QueueEnv,
+				RegistryTransport: opts.RegistryTransport})
+		}},
 		{"serverlessservice", func() error { return serverlessservice.SetupWithManager(mgr, ActivatorService) }},
 		{"route", func() error { return route.SetupWithManager(mgr, opts.Store, opts.URLPort) }},
 		{"revision-gc", func() error { return gc.SetupWithManager(mgr, opts.Store) }},

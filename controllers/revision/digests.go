@@ -29,12 +29,12 @@ func imageDigest(imageID string) string {
 
 // ContainerStatuses are the digests the Revision's containers run, in
 // the order of its spec, read from its pods' status: a container's digest
-// from any pod that reports one. They are Knative's status.
-// containerStatuses, which Knative resolves from the registry before
-// deploying and knit reads from what the kubelet pulled. Unless every
-// container has one it is nil: knit dev's pods report no image ID (it
-// pulls no image), and a ko:// image has no digest; a partial list would pair images with the wrong
-// digests in Knative's check, which goes by index.
+// from any pod that reports one. The Revision's own digests come from the
+// registry before it is deployed (package resolve); these say what ran
+// where nothing was resolved (a registry that skips resolving). Unless
+// every container has one it is nil: a ko:// image run by knit dev has no
+// digest, and a partial list would pair images with the wrong digests in
+// Knative's check, which goes by index.
 func ContainerStatuses(rev *servingv1.Revision, pods []corev1.Pod) []servingv1.ContainerStatus {
 	digests := map[string]string{}
 	for _, p := range pods {

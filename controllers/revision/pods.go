@@ -160,12 +160,24 @@ func (r *Reconciler) listPods(ctx context.Context, rev *servingv1.Revision) ([]c
 
 // markContainerStatuses records the digests the Revision's containers
 // run (ContainerStatuses) once its pods report them all; set once, as
-// Knative sets them, and kept when the pods are gone.
+// Knative sets them, and kept when the pods are gone. A container whose
+// tag was not resolved (a registry that skips resolving) gets the digest
+// its pods report, which says what ran, once.
 func markContainerStatuses(rev *servingv1.Revision, pods []corev1.Pod) {
-	if digestsKnown(rev) {
+	if !digestsKnown(rev) {
+		if statuses := ContainerStatuses(rev, pods); statuses != nil {
+			rev.Status.ContainerStatuses = statuses
+		}
 		return
 	}
-	if statuses := ContainerStatuses(rev, pods); statuses != nil {
-		rev.Status.ContainerStatuses = statuses
+	if !slices.ContainsFunc(rev.Status.ContainerStatuses, func(cs servingv1.ContainerStatus) bool { return cs.ImageDigest == "" }) {
+		return
+	}
+	ran := ContainerStatuses(rev, pods)
+	for i := range rev.Status.ContainerStatuses {
+		cs := &rev.Status.ContainerStatuses[i]
+		if cs.ImageDigest == "" && i < len(ran) && ran[i].Name == cs.Name {
+			cs.ImageDigest = ran[i].ImageDigest
+		}
 	}
 }

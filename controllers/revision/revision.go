@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -16,6 +17,7 @@ import (
 	duckv1 "github.com/knitops/knit/api/duck/v1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/controllers/owned"
+	"github.com/knitops/knit/controllers/revision/resolve"
 	"github.com/knitops/knit/controllers/revision/resources"
 	"github.com/knitops/knit/controllers/transition"
 )
@@ -31,6 +33,9 @@ var readyEvents = transition.Events{Condition: duckv1.ConditionReady, Action: "D
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	rev := &servingv1.Revision{}
 	if err := r.client.Get(ctx, req.NamespacedName, rev); err != nil {
+		if apierrors.IsNotFound(err) && r.resolver != nil {
+			r.resolver.Forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if rev.DeletionTimestamp != nil {
@@ -39,18 +44,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	before := rev.Status.DeepCopy()
 	rev.Status.InitializeConditions()
 
-	dep, depErr := r.reconcileDeployment(ctx, rev)
-	pa, paErr := r.reconcilePodAutoscaler(ctx, rev)
-	err := errors.Join(depErr, paErr)
-	if reason, message, ok := owned.Failure(err); ok {
-		// A Deployment or PodAutoscaler the API server refuses, or whose
-		// name is taken: the Revision cannot run, and says why.
-		rev.Status.MarkResourcesAvailableFalse(reason, message)
-	} else if err == nil {
-		var pods []corev1.Pod
-		pods, err = r.listPods(ctx, rev)
-		MarkStatus(&rev.Status, dep, pa, pods)
-		markContainerStatuses(rev, pods)
+	var err error
+	pinned, retry := r.reconcileDigests(rev)
+	if pinned {
+		err = r.reconcileChildren(ctx, rev)
 	}
 	rev.Status.ObservedGeneration = rev.Generation
 	if !equality.Semantic.DeepEqual(before, &rev.Status) {
@@ -63,7 +60,55 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if errors.As(err, &notOwned) {
 		return ctrl.Result{}, nil // waits for the user to resolve the name clash
 	}
-	return ctrl.Result{}, err
+	return ctrl.Result{RequeueAfter: retry}, err
+}
+
+// reconcileChildren ensures the Revision's Deployment and PodAutoscaler
+// and marks the Revision with their state and its pods'.
+func (r *Reconciler) reconcileChildren(ctx context.Context, rev *servingv1.Revision) error {
+	dep, depErr := r.reconcileDeployment(ctx, rev)
+	pa, paErr := r.reconcilePodAutoscaler(ctx, rev)
+	err := errors.Join(depErr, paErr)
+	if reason, message, ok := owned.Failure(err); ok {
+		// A Deployment or PodAutoscaler the API server refuses, or whose
+		// name is taken: the Revision cannot run, and says why.
+		rev.Status.MarkResourcesAvailableFalse(reason, message)
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	pods, err := r.listPods(ctx, rev)
+	MarkStatus(&rev.Status, dep, pa, pods)
+	markContainerStatuses(rev, pods)
+	return err
+}
+
+// reconcileDigests pins the Revision's images to the digests their tags
+// name now, once, in status.containerStatuses, before it has a
+// Deployment (which runs them by digest): true once they are pinned. A
+// tag that cannot be resolved fails the Revision as Knative's
+// ContainerMissing (the user's to fix, so no reconcile error), tried
+// again after retry.
+func (r *Reconciler) reconcileDigests(rev *servingv1.Revision) (pinned bool, retry time.Duration) {
+	if r.resolver == nil || digestsKnown(rev) {
+		return true, 0
+	}
+	cfg := r.config.Load().Deployment
+	statuses, err := r.resolver.Resolve(resolve.Request{
+		Revision: client.ObjectKeyFromObject(rev), UID: rev.UID, Containers: rev.Spec.Containers,
+		ServiceAccountName: rev.Spec.ServiceAccountName, ImagePullSecrets: rev.Spec.ImagePullSecrets,
+		Skip: cfg.SkipsTagResolving, Timeout: cfg.DigestResolutionTimeout,
+	})
+	if failed := resolve.AsError(err); failed != nil {
+		rev.Status.MarkContainerHealthyFalse(servingv1.ReasonContainerMissing, failed.Error())
+		return false, failed.RetryAfter
+	}
+	if statuses == nil {
+		return false, 0
+	}
+	rev.Status.ContainerStatuses = statuses
+	return true, 0
 }
 
 func (r *Reconciler) reconcileDeployment(ctx context.Context, rev *servingv1.Revision) (*appsv1.Deployment, error) {

@@ -96,7 +96,9 @@ func startManager(ctx context.Context, cfg *rest.Config) (client.Client, error) 
 		func() error { return store.SetupWithManager(mgr) },
 		func() error { return service.SetupWithManager(mgr) },
 		func() error { return configuration.SetupWithManager(mgr) },
-		func() error { return revision.SetupWithManager(mgr, store, "knit://queue") },
+		func() error {
+			return revision.SetupWithManager(mgr, store, revision.Options{QueueImage: "knit://queue"})
+		},
 		func() error { return podautoscaler.SetupWithManager(mgr, podautoscaler.StaticRecommender{}, nil) },
 		func() error { return serverlessservice.SetupWithManager(mgr, activator) },
 		func() error { return route.SetupWithManager(mgr, store, ingressPort) },

@@ -7,6 +7,8 @@ package testregistry
 import (
 	"archive/tar"
 	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -26,6 +28,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The credentials a registry started WithAuth wants.
@@ -192,5 +196,18 @@ func check(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// PullSecret is a kubernetes.io/dockerconfigjson Secret in namespace ns
+// holding the credentials user:password for host, as `kubectl create
+// secret docker-registry` writes one.
+func PullSecret(ns, name, host, user, password string) *corev1.Secret {
+	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+	cfg, _ := json.Marshal(map[string]any{"auths": map[string]any{host: map[string]string{"auth": auth}}})
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Type:       corev1.SecretTypeDockerConfigJson,
+		Data:       map[string][]byte{corev1.DockerConfigJsonKey: cfg},
 	}
 }

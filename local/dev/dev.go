@@ -18,6 +18,7 @@ import (
 	"github.com/knitops/knit/dataplane/forward"
 	"github.com/knitops/knit/dataplane/ingress"
 	"github.com/knitops/knit/internal/hopauth"
+	"github.com/knitops/knit/local/images"
 	"github.com/knitops/knit/local/statedir"
 	"github.com/knitops/knit/platform"
 )
@@ -133,7 +134,8 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, dp *dataPlane, 
 	ctrls := &controllers{config: apiSrv.config, scheme: scheme, out: out, options: platform.ControlPlaneOptions{
 		Store: dp.store, StoreWatched: true, URLPort: dp.ingress.Listener.Addr().(*net.TCPAddr).Port,
 		QueueImage: queueImage, QueueEnv: queueEnv,
-		GitCache: dp.git.cache, GitTriggers: dp.git.triggers, GitServer: dp.git.server(),
+		RegistryTransport: images.GuardPlainHTTP(nil, opts.PlainHTTPRegistries),
+		GitCache:          dp.git.cache, GitTriggers: dp.git.triggers, GitServer: dp.git.server(),
 	}}
 
 	r := startPlanes(ctx, dpMgr, dp.ingress, ctrls, opts.Restart)

@@ -70,7 +70,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		root:     opts.Root,
 		snap:     snap,
 		platform: platform,
-		http:     plainHTTPGuard{next: orDefault(opts.Transport), allowed: opts.PlainHTTPRegistries},
+		http:     GuardPlainHTTP(opts.Transport, opts.PlainHTTPRegistries),
 		flights:  map[string]*flight{},
 	}
 	if err := s.loadTags(); err != nil {

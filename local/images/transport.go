@@ -7,6 +7,15 @@ import (
 	"slices"
 )
 
+// GuardPlainHTTP is next (nil: http.DefaultTransport) refusing plain
+// HTTP to any registry but loopback and the hosts allowed ("host" or
+// "host:port"): what the store pulls through, and what anything else of
+// knit dev that asks a registry must use, so a tag is not resolved over
+// a connection its pull would refuse.
+func GuardPlainHTTP(next http.RoundTripper, allowed []string) http.RoundTripper {
+	return plainHTTPGuard{next: orDefault(next), allowed: allowed}
+}
+
 // plainHTTPGuard refuses plain-HTTP requests to a registry that is
 // neither on loopback nor listed: go-containerregistry falls back to HTTP
 // for private (RFC 1918) addresses on its own, and a pull must not send

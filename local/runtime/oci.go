@@ -10,11 +10,9 @@ import (
 
 	"github.com/containerd/containerd/v2/core/mount"
 	"github.com/google/go-containerregistry/pkg/authn"
-	k8schain "github.com/google/go-containerregistry/pkg/authn/kubernetes"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/knitops/knit/internal/pullsecrets"
 	"github.com/knitops/knit/local/engine"
 	"github.com/knitops/knit/local/images"
 )
@@ -158,41 +156,7 @@ func (r *replica) pullImage(ctx context.Context, c *corev1.Container, attempt in
 	return nil, &failure{Reason: pe.Reason, Message: pe.Message}
 }
 
-// pullKeychain is the pod's pull credentials: Secrets named by the pod
-// and its ServiceAccount (a missing one is skipped, as the kubelet skips
-// it), then the Docker config of the user knit dev runs as.
+// pullKeychain is the pod's pull credentials, as the kubelet finds them.
 func (r *replica) pullKeychain(ctx context.Context) (authn.Keychain, error) {
-	names := make([]string, 0, len(r.spec.ImagePullSecrets))
-	for _, s := range r.spec.ImagePullSecrets {
-		names = append(names, s.Name)
-	}
-	saName := r.spec.ServiceAccountName
-	if saName == "" {
-		saName = "default"
-	}
-	var sa corev1.ServiceAccount
-	err := r.rt.reader.Get(ctx, client.ObjectKey{Namespace: r.pod.Namespace, Name: saName}, &sa)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("service account %s: %w", saName, err)
-	}
-	for _, s := range sa.ImagePullSecrets {
-		names = append(names, s.Name)
-	}
-	var secrets []corev1.Secret
-	for _, n := range names {
-		var s corev1.Secret
-		err := r.rt.reader.Get(ctx, client.ObjectKey{Namespace: r.pod.Namespace, Name: n}, &s)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("image pull secret %s: %w", n, err)
-		}
-		secrets = append(secrets, s)
-	}
-	fromSecrets, err := k8schain.NewFromPullSecrets(ctx, secrets)
-	if err != nil {
-		return nil, fmt.Errorf("image pull secrets: %w", err)
-	}
-	return authn.NewMultiKeychain(fromSecrets, authn.DefaultKeychain), nil
+	return pullsecrets.Keychain(ctx, r.rt.reader, r.pod.Namespace, r.spec.ServiceAccountName, r.spec.ImagePullSecrets)
 }

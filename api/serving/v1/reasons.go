@@ -29,4 +29,7 @@ const (
 	ReasonOutOfDate = "OutOfDate"
 	// ReasonPending: a child has no Ready condition yet.
 	ReasonPending = "Pending"
+	// ReasonContainerMissing: a Revision's image tag could not be
+	// resolved to a digest (no such image, or no access to it).
+	ReasonContainerMissing = "ContainerMissing"
 )

@@ -99,6 +99,8 @@ var needs = map[string][]request{
 			{verb: "update", group: "knit.dev", resource: "pullrequests", subresource: "status", ns: userNS, why: "status.go:82"},
 			{verb: "update", group: "knit.dev", resource: "eventsinks", subresource: "status", ns: userNS, why: "sinks.go:88"},
 			{verb: "get", resource: "secrets", ns: userNS, name: "git-credentials", why: "gitrepository.go:96 credentials, uncached"},
+			{verb: "get", resource: "secrets", ns: userNS, name: "regcred", why: "revision/resolve: a Revision's image pull secrets, uncached"},
+			{verb: "get", resource: "serviceaccounts", ns: userNS, name: "default", why: "revision/resolve: the pull secrets of a Revision's ServiceAccount"},
 			{verb: "get", group: "admissionregistration.k8s.io", resource: "mutatingwebhookconfigurations", name: "knit-defaulting", why: "webhooks/certs caBundle"},
 			{verb: "patch", group: "admissionregistration.k8s.io", resource: "mutatingwebhookconfigurations", name: "knit-defaulting", why: "webhooks/certs caBundle"},
 			{verb: "get", group: "admissionregistration.k8s.io", resource: "validatingwebhookconfigurations", name: "knit-validation", why: "webhooks/certs caBundle"},

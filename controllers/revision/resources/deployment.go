@@ -100,7 +100,19 @@ func podLabels(rev *servingv1.Revision) map[string]string {
 	return labels
 }
 
-// makePodSpec is the Revision's pod. Containers that name no pull policy
+// pinnedDigest is the digest the Revision pinned container name's image
+// to (status.containerStatuses), "" when it runs the image as written.
+func pinnedDigest(rev *servingv1.Revision, name string) string {
+	for _, cs := range rev.Status.ContainerStatuses {
+		if cs.Name == name {
+			return cs.ImageDigest
+		}
+	}
+	return ""
+}
+
+// makePodSpec is the Revision's pod. A container runs the digest its
+// Revision pinned, so no replica runs what a tag pushed again names. Containers that name no pull policy
 // get IfNotPresent even for a :latest tag: a Revision is an immutable
 // snapshot, and re-pulling a moving tag would let two replicas of one
 // Revision run different code (Knative pins a digest for the same reason).
@@ -110,6 +122,9 @@ func makePodSpec(rev *servingv1.Revision, cfg DeploymentConfig) corev1.PodSpec {
 	serving := ServingContainer(rev)
 	for i := range s.Containers {
 		c := *s.Containers[i].DeepCopy()
+		if d := pinnedDigest(rev, c.Name); d != "" {
+			c.Image = d
+		}
 		if c.ImagePullPolicy == "" {
 			c.ImagePullPolicy = corev1.PullIfNotPresent
 		}

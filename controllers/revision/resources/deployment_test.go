@@ -198,3 +198,24 @@ func TestDeploymentName(t *testing.T) {
 		}
 	}
 }
+
+// A container runs the digest its Revision pinned; one the Revision left
+// unresolved runs its image as written.
+func TestDeploymentRunsPinnedDigests(t *testing.T) {
+	const pinned = "registry.example.com/team/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	rev := testRevision(func(r *servingv1.Revision) {
+		r.Spec.Containers = []corev1.Container{
+			{Name: "app", Image: "registry.example.com/team/app:1.0", Ports: []corev1.ContainerPort{{ContainerPort: 8080}}},
+			{Name: "side", Image: "kind.local/side:dev"},
+		}
+		r.Status.ContainerStatuses = []servingv1.ContainerStatus{{Name: "app", ImageDigest: pinned}, {Name: "side"}}
+	})
+	got := map[string]string{}
+	for _, c := range MakeDeployment(rev, DeploymentConfig{QueueImage: "knit://queue"}).Spec.Template.Spec.Containers {
+		got[c.Name] = c.Image
+	}
+	want := map[string]string{"app": pinned, "side": "kind.local/side:dev", QueueContainerName: "knit://queue"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("images (-want +got):\n%s", diff)
+	}
+}
