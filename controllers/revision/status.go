@@ -33,6 +33,11 @@ func MarkStatus(s *servingv1.RevisionStatus, dep *appsv1.Deployment, pa *autosca
 	failure := depCondition(dep, appsv1.DeploymentReplicaFailure)
 	progressing := depCondition(dep, appsv1.DeploymentProgressing)
 	switch {
+	case failure != nil && failure.Status == corev1.ConditionTrue && failure.Reason == reasonFailedCreate:
+		// Its pods are refused (a ResourceQuota, LimitRange or PodSecurity
+		// admission): the Revision's resources are not available, as
+		// Knative reads a Deployment's ReplicaFailure.
+		s.MarkResourcesAvailableFalse(failure.Reason, failure.Message)
 	case failure != nil && failure.Status == corev1.ConditionTrue:
 		s.MarkContainerHealthyFalse(failure.Reason, failure.Message)
 		if progressing != nil && progressing.Status == corev1.ConditionFalse {
@@ -80,6 +85,10 @@ func markActive(s *servingv1.RevisionStatus, pa *autoscalingv1alpha1.PodAutoscal
 		s.MarkActiveUnknown(servingv1.ReasonDeploying, "")
 	}
 }
+
+// reasonFailedCreate is the ReplicaSet controller's (and knit dev's
+// runtime's) ReplicaFailure reason when the API server refuses a pod.
+const reasonFailedCreate = "FailedCreate"
 
 func depCondition(dep *appsv1.Deployment, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
 	for i := range dep.Status.Conditions {

@@ -65,6 +65,8 @@ func TestMarkStatus(t *testing.T) {
 		return d
 	}
 	failure := appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "CrashLoopBackOff", Message: "back-off"}
+	quota := `pods "hello-00001-deployment-abc" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=1, limited: pods=1`
+	refused := appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: quota}
 	stuck := appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded", Message: "too slow"}
 	pa := func(active corev1.ConditionStatus, reason string, desired *int32) *autoscalingv1alpha1.PodAutoscaler {
 		p := &autoscalingv1alpha1.PodAutoscaler{}
@@ -102,6 +104,12 @@ func TestMarkStatus(t *testing.T) {
 		name: "crashing", dep: dep(0, failure), pa: pa(corev1.ConditionUnknown, "Queued", nil),
 		resources: cond{Status: corev1.ConditionUnknown}, container: cond{corev1.ConditionFalse, "CrashLoopBackOff", "back-off"},
 		active: cond{corev1.ConditionUnknown, "Queued", ""}, ready: cond{corev1.ConditionFalse, "CrashLoopBackOff", "back-off"},
+	}, {
+		// A ResourceQuota, LimitRange or PodSecurity refusing the pods:
+		// Knative reads it as the resources being unavailable.
+		name: "pods refused", dep: dep(0, refused), pa: pa("", "", nil),
+		resources: cond{corev1.ConditionFalse, "FailedCreate", quota}, container: cond{Status: corev1.ConditionUnknown},
+		active: cond{corev1.ConditionUnknown, servingv1.ReasonDeploying, ""}, ready: cond{corev1.ConditionFalse, "FailedCreate", quota},
 	}, {
 		name: "crashing past the progress deadline", dep: dep(0, failure, stuck), pa: pa("", "", nil),
 		resources: cond{corev1.ConditionFalse, "ProgressDeadlineExceeded", "too slow"}, container: cond{corev1.ConditionFalse, "CrashLoopBackOff", "back-off"},
