@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -163,22 +164,65 @@ func TestServingJourney(t *testing.T) {
 			if err := c.Create(context.Background(), svc); err != nil {
 				t.Fatalf("create %s: %v", tc.name, err)
 			}
-			waitFor(t, tc.name+" revision fails with "+tc.reason, 2*time.Minute, func(ctx context.Context) (bool, string) {
-				rev := &servingv1.Revision{}
-				if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: tc.name + "-00001"}, rev); err != nil {
-					return false, err.Error()
-				}
-				ready := rev.Status.GetCondition(duckv1.ConditionReady)
-				if ready == nil {
-					return false, "no Ready condition"
-				}
-				return ready.IsFalse() && ready.Reason == tc.reason && strings.Contains(ready.Message, tc.message), fmt.Sprintf("Ready=%s %s: %s", ready.Status, ready.Reason, ready.Message)
-			})
+			waitRevisionFailure(t, c, "default", tc.name+"-00001", tc.reason, tc.message)
 		}
 		code, body, _ := get(d.httpAddr, host)
 		if code != 200 {
 			t.Errorf("hello stopped answering while other apps failed: %d %q", code, body)
 		}
+	})
+
+	t.Run("a quota refuses pods and requests beyond the machine wait, as on a cluster", func(t *testing.T) {
+		ctx := context.Background()
+		const ns = "quota"
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			t.Fatal(err)
+		}
+		quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-pods"},
+			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}}}
+		if err := c.Create(ctx, quota); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the quota counted", time.Minute, func(ctx context.Context) (bool, string) {
+			err := c.Get(ctx, client.ObjectKeyFromObject(quota), quota)
+			_, counted := quota.Status.Used[corev1.ResourcePods]
+			return err == nil && counted, fmt.Sprintf("%v %+v", err, quota.Status)
+		})
+		svc := &servingv1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "counted"}}
+		svc.Spec.Template.Spec.Containers = []corev1.Container{{Image: "ko://github.com/knitops/knit/examples/helloworld"}}
+		if err := c.Create(ctx, svc); err != nil {
+			t.Fatal(err)
+		}
+		waitRevisionFailure(t, c, ns, "counted-00001", "FailedCreate", "exceeded quota")
+		if err := c.Delete(ctx, quota); err != nil {
+			t.Fatal(err)
+		}
+		waitBody(t, d.httpAddr, "counted.quota.localhost", "Hello World!", 2*time.Minute)
+
+		huge := &servingv1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "huge"}}
+		huge.Spec.Template.Spec.Containers = []corev1.Container{{Image: "ko://github.com/knitops/knit/examples/helloworld",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100000")}}}}
+		if err := c.Create(ctx, huge); err != nil {
+			t.Fatal(err)
+		}
+		waitRevisionFailure(t, c, ns, "huge-00001", "Unschedulable", "Insufficient cpu")
+	})
+}
+
+// waitRevisionFailure waits until the Revision is not Ready for reason,
+// with message saying what.
+func waitRevisionFailure(t *testing.T, c client.Client, ns, name, reason, what string) {
+	t.Helper()
+	waitFor(t, name+" fails with "+reason, 2*time.Minute, func(ctx context.Context) (bool, string) {
+		rev := &servingv1.Revision{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, rev); err != nil {
+			return false, err.Error()
+		}
+		ready := rev.Status.GetCondition(duckv1.ConditionReady)
+		if ready == nil {
+			return false, "no Ready condition"
+		}
+		return ready.IsFalse() && ready.Reason == reason && strings.Contains(ready.Message, what), fmt.Sprintf("Ready=%s %s: %s", ready.Status, ready.Reason, ready.Message)
 	})
 }
 

@@ -2,10 +2,12 @@ package controlplane
 
 // ownedControllers are the kube-controller-manager loops knit dev needs:
 // owner references must garbage-collect (a deleted Revision takes its
-// Deployment, PodAutoscaler and Services with it) and `kubectl delete
-// namespace` must finish. Everything else — Deployments, ReplicaSets,
+// Deployment, PodAutoscaler and Services with it), `kubectl delete
+// namespace` must finish, and a ResourceQuota must count what its
+// namespace uses (the API server refuses pods under a quota whose usage
+// nobody has counted). Everything else — Deployments, ReplicaSets,
 // EndpointSlices — is the local runtime's job.
-const ownedControllers = "garbage-collector-controller,namespace-controller"
+const ownedControllers = "garbage-collector-controller,namespace-controller,resourcequota-controller"
 
 // controllerManagerArgs runs kube-controller-manager against the local API
 // with the admin kubeconfig, no serving port and no leader election (the

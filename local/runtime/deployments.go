@@ -31,16 +31,17 @@ func (r *deploymentReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, nil
 	}
 
-	views, hash, since, err := r.rt.sync(&d)
+	s, err := r.rt.sync(&d)
 	if err != nil {
 		if err == errShutdown {
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}
-	r.rt.enqueueServices(ctx, req.Namespace, views)
+	r.rt.enqueueServices(ctx, req.Namespace, s.views)
 
-	status, wake := makeStatus(&d, views, hash, since, time.Now())
+	status, wake := makeStatus(&d, s.views, s.hash, s.progressSince, s.refusal, time.Now())
+	wake = earliest(wake, s.retryIn)
 	if !equality.Semantic.DeepEqual(d.Status, status) {
 		patch := client.MergeFrom(d.DeepCopy())
 		d.Status = status

@@ -133,7 +133,31 @@
 // replicas of the current template fail, ReplicaFailure with a stable,
 // actionable reason: BuildFailed, ImageNotRunnable, VolumesUnsupported,
 // CreateContainerConfigError, FailedMount, RunContainerError,
-// CrashLoopBackOff or ReadinessProbeFailed (the Reason constants).
+// CrashLoopBackOff or ReadinessProbeFailed (the Reason constants) — or
+// FailedCreate, the ReplicaSet controller's reason, while its Pods are
+// refused (see Admission and room).
+//
+// # Admission and room
+//
+// A replica runs only what its node would: before any process starts,
+// its Pod goes to the API server as the ReplicaSet controller's create
+// would, as a dry run (every admission plugin and webhook runs, nothing
+// is stored: ResourceQuota, LimitRange, PodSecurity), made while the
+// replica's network is, so a cold start waits for whichever is slower. A
+// refusal ends the replica before it runs anything; the Deployment says
+// ReplicaFailure FailedCreate with the API server's words and starts no
+// replica of that template for 1 s, doubling to 30 s, until one is
+// admitted (a new template starts afresh). An admitted Pod's containers
+// get the requests and limits admission settled on (a LimitRange's
+// defaults), and the Pod is published. Then the replica is placed on this
+// machine as the scheduler places a pod on a node: its containers'
+// requests (a limit stands for an unset request) summed with those of
+// the replicas placed, against Options.Allocatable (every CPU and all
+// memory by default). One that does not fit waits, its Pod Pending with
+// PodScheduled False, Unschedulable, "0/1 nodes are available: 1
+// Insufficient cpu.", and starts when a replica leaves and it fits. knit
+// dev's kube-controller-manager runs the resourcequota controller, which
+// counts the usage quotas are checked against.
 //
 // # EndpointSlices
 //
@@ -170,7 +194,8 @@
 //
 // Its status is written through pods/status as the kubelet would write
 // it: phase, podIP and hostIP (the replica's addresses), startTime,
-// conditions PodScheduled, Initialized, ContainersReady and Ready, and
+// conditions PodScheduled, Initialized, ContainersReady and Ready (only
+// PodScheduled, False, while it waits for room), and
 // per container its image, ready, started, restartCount and state —
 // running; waiting with the runtime's own reason and message, the
 // Deployment's ReplicaFailure words (BuildFailed, CrashLoopBackOff with

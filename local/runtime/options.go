@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"context"
 	"errors"
 	"fmt"
@@ -31,6 +32,10 @@ type Options struct {
 	Executable string
 	// Go is the go command that builds ko:// images. Default "go".
 	Go string
+	// Allocatable is what replicas may ask of this machine, as a node's
+	// status.allocatable: cpu and memory requests beyond it leave a
+	// replica Pending, Unschedulable. Nil: every CPU and all memory.
+	Allocatable corev1.ResourceList
 	// MaxGracePeriod caps a pod's terminationGracePeriodSeconds, so that
 	// scaling down and Ctrl-C never wait minutes. Default 10s.
 	MaxGracePeriod time.Duration
@@ -112,3 +117,11 @@ func (o *Options) Validate() error {
 
 func (o *Options) buildsDir() string { return filepath.Join(o.StateDir, "builds") }
 func (o *Options) logsDir() string   { return filepath.Join(o.StateDir, "logs") }
+
+// allocatable is Allocatable as the node counts it.
+func (o *Options) allocatable() requests {
+	if o.Allocatable == nil {
+		return machineAllocatable()
+	}
+	return fromList(o.Allocatable)
+}

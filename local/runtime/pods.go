@@ -64,13 +64,14 @@ func podKey(r *replica) types.NamespacedName {
 	return types.NamespacedName{Namespace: r.pod.Namespace, Name: r.pod.Name}
 }
 
-// track records a new replica, owned by d, and asks for its Pod.
-func (p *podPublisher) track(r *replica, d *appsv1.Deployment) {
+// track records a new replica, whose Pod is pod (makePod), and asks for
+// it to be created.
+func (p *podPublisher) track(r *replica, pod *corev1.Pod) {
 	p.mu.Lock()
 	if p.pods == nil {
 		p.pods = map[types.NamespacedName]*podRecord{}
 	}
-	p.pods[podKey(r)] = &podRecord{replica: r, pod: makePod(d, r.pod.Name, r.hash)}
+	p.pods[podKey(r)] = &podRecord{replica: r, pod: pod}
 	p.mu.Unlock()
 	p.changed(r)
 }
@@ -235,9 +236,19 @@ func (pr *podReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		return ctrl.Result{}, nil
 	case deleted:
 		return ctrl.Result{}, nil
+	case uid == "" && r.isTerminating():
+		// Stopping before its Pod was made: none is made now.
+		return ctrl.Result{}, nil
 	case uid == "":
 		created := pod.DeepCopy()
 		if err := pr.rt.client.Create(ctx, created, fieldOwner); err != nil {
+			if refused(err) {
+				// Admitted on a dry run, refused now: another Pod took the
+				// last of a quota meanwhile. The replica stops, and its
+				// Deployment says why, as a refused dry run does.
+				r.refuse(&failure{Reason: ReasonFailedCreate, Message: err.Error()})
+				return ctrl.Result{}, nil
+			}
 			return ctrl.Result{}, fmt.Errorf("create Pod %s: %w", req.NamespacedName, err)
 		}
 		uid = created.UID
@@ -273,6 +284,22 @@ func (pr *podReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	}
 	p.mu.Unlock()
 	return ctrl.Result{}, nil
+}
+
+// isTerminating says the replica is stopping.
+func (r *replica) isTerminating() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.terminating
+}
+
+// refuse stops a replica whose Pod the API server refused, recording why.
+func (r *replica) refuse(f *failure) {
+	r.mu.Lock()
+	r.refusal = f
+	r.mu.Unlock()
+	r.log.Info("Pod refused by the API server; stopping its replica", "reason", f.Message)
+	r.stop()
 }
 
 // recordCreated notes the UID of the replica's new Pod, unless the

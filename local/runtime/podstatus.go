@@ -20,17 +20,20 @@ const (
 
 // podSnapshot is a replica at one instant as its Pod's status shows it.
 type podSnapshot struct {
-	created     time.Time
-	ip, hostIP  string // "" until the replica has a network
-	terminating bool
-	containers  []containerState // by index in spec.Containers
+	// unschedulable: the replica waits for room, in the scheduler's words.
+	unschedulable string
+	created       time.Time
+	ip, hostIP    string // "" until the replica has a network
+	terminating   bool
+	containers    []containerState // by index in spec.Containers
 }
 
 // podSnapshot copies what the Pod's status is computed from.
 func (r *replica) podSnapshot() podSnapshot {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := podSnapshot{created: r.created, terminating: r.terminating, containers: append([]containerState(nil), r.containers...)}
+	s := podSnapshot{created: r.created, terminating: r.terminating, containers: append([]containerState(nil), r.containers...),
+		unschedulable: r.unschedulable}
 	if r.net != nil {
 		s.ip, s.hostIP = r.net.ip, r.net.hostIP()
 	}
@@ -76,8 +79,7 @@ func apiTime(t time.Time) metav1.Time { return metav1.NewTime(t).Rfc3339Copy() }
 //
 // Phase is Pending while a container has not started yet, else Running
 // (restartPolicy Always: a crashed container is restarting). PodScheduled
-// and Initialized are True from the start (nothing schedules, and init
-// containers are not run); ContainersReady and Ready when every container
+// and Initialized are True once placed (init containers are not run); ContainersReady and Ready when every container
 // is. A container runs (started: no startup probe holds it), waits with
 // the runtime's own failure as reason and message — BuildFailed,
 // CreateContainerConfigError, CrashLoopBackOff with the exit and output,
@@ -86,7 +88,18 @@ func apiTime(t time.Time) metav1.Time { return metav1.NewTime(t).Rfc3339Copy() }
 // and containerID stay empty: no image was pulled and no container
 // runtime holds it, and the Revision's digests must not come from a ko
 // build.
+//
+// A replica waiting for room on this machine is a Pod the scheduler has
+// not placed: Pending, PodScheduled False (Unschedulable, with the
+// scheduler's message) and nothing else.
 func podStatus(spec *corev1.PodSpec, snap podSnapshot, prev *corev1.PodStatus, now time.Time) corev1.PodStatus {
+	if snap.unschedulable != "" {
+		s := corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: snap.unschedulable,
+		}}}
+		stampPodConditions(s.Conditions, prev, now)
+		return s
+	}
 	s := corev1.PodStatus{Phase: corev1.PodRunning, StartTime: ptr.To(apiTime(snap.created))}
 	if snap.ip != "" {
 		s.PodIP, s.PodIPs = snap.ip, []corev1.PodIP{{IP: snap.ip}}
@@ -118,8 +131,15 @@ func podStatus(spec *corev1.PodSpec, snap podSnapshot, prev *corev1.PodStatus, n
 			s.Conditions[2].Message, s.Conditions[3].Message = msg, msg
 		}
 	}
-	for i := range s.Conditions {
-		c := &s.Conditions[i]
+	stampPodConditions(s.Conditions, prev, now)
+	return s
+}
+
+// stampPodConditions gives each condition its transition time: prev's
+// while its status holds, else now.
+func stampPodConditions(conds []corev1.PodCondition, prev *corev1.PodStatus, now time.Time) {
+	for i := range conds {
+		c := &conds[i]
 		c.LastTransitionTime = apiTime(now)
 		if prev == nil {
 			continue
@@ -130,7 +150,6 @@ func podStatus(spec *corev1.PodSpec, snap podSnapshot, prev *corev1.PodStatus, n
 			}
 		}
 	}
-	return s
 }
 
 // containerStatus is one container's part of podStatus.

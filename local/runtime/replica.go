@@ -44,6 +44,11 @@ type replica struct {
 	net    *podNetwork
 	netErr error
 	cgroup *podCgroup // set before any container starts; nil without cgroups
+	// refusal is the API server's no to the replica's Pod: it never runs.
+	refusal *failure
+	// unschedulable is why the replica waits for room on this machine, in
+	// the scheduler's words; "" once placed.
+	unschedulable string
 	// volumes are written when the first container that mounts one is set up.
 	volumes podVolumes
 }
@@ -150,12 +155,26 @@ func (r *replica) update(i int, change func(c *containerState)) {
 	}
 }
 
-// start makes the replica's network, then runs every container; done
-// closes when all have stopped and the network is gone.
-func (r *replica) start() {
+// admission is the API server's answer to a replica's Pod.
+type admission struct {
+	pod     *corev1.Pod
+	refusal *failure
+	err     error
+}
+
+// start has the replica's Pod admitted (while its network is made), then
+// places it on this machine and runs every container; done closes when
+// all have stopped and the network is gone. A Pod refused never runs a
+// process, and one that does not fit waits, Pending.
+func (r *replica) start(pod *corev1.Pod) {
 	ctx, cancel := context.WithCancel(r.rt.ctx)
 	r.cancel = cancel
 	go func() {
+		answer := make(chan admission, 1)
+		go func() {
+			admitted, refusal, err := r.rt.admit(ctx, pod)
+			answer <- admission{admitted, refusal, err}
+		}()
 		n, err := r.rt.openNetwork()
 		r.mu.Lock()
 		r.net, r.netErr = n, err
@@ -164,6 +183,15 @@ func (r *replica) start() {
 			r.log.Info("Replica network cannot be made", "error", err.Error())
 		} else {
 			r.pod.IP, r.pod.HostIP = n.ip, n.hostIP()
+		}
+		if !r.admitAndPlace(ctx, pod, <-answer) {
+			cancel()
+			close(r.done)
+			r.rt.replicaGone(r)
+			if err := n.close(); err != nil {
+				r.log.Error(err, "Replica network not removed")
+			}
+			return
 		}
 		r.cgroup = r.rt.cgroups.tree.pod(string(r.pod.UID))
 		var wg sync.WaitGroup
@@ -193,6 +221,57 @@ func (r *replica) start() {
 			r.log.Error(err, "Replica network not removed")
 		}
 	}()
+}
+
+// admitAndPlace takes the API server's answer to the replica's Pod: a
+// refusal ends the replica before anything runs; an admitted Pod is
+// published (with a LimitRange's defaults applied to the containers) and
+// placed on this machine, waiting Pending and Unschedulable while its
+// requests do not fit. False when the replica cannot run: refused, or
+// stopped first.
+func (r *replica) admitAndPlace(ctx context.Context, pod *corev1.Pod, a admission) bool {
+	switch {
+	case a.err != nil:
+		return false // stopped while asking
+	case a.refusal != nil:
+		r.mu.Lock()
+		r.refusal = a.refusal
+		r.mu.Unlock()
+		r.log.Info("Pod refused by the API server", "reason", a.refusal.Message)
+		return false
+	}
+	applyAdmitted(r.spec, a.pod)
+	r.rt.podAdmitted(r.key, r.hash)
+	r.rt.pods.track(r, pod)
+	want := podRequests(r.spec)
+	for {
+		why, retry := r.rt.node.place(r, want)
+		r.setUnschedulable(why)
+		if why == "" {
+			return true
+		}
+		select {
+		case <-retry:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// setUnschedulable records why the replica waits for room ("" once
+// placed), telling the Pod and the Deployment when it changes.
+func (r *replica) setUnschedulable(why string) {
+	r.mu.Lock()
+	changed := r.unschedulable != why
+	r.unschedulable = why
+	r.mu.Unlock()
+	if changed {
+		if why != "" {
+			r.log.Info("Replica waits for room on this machine", "reason", why)
+		}
+		r.rt.replicaChanged(r.key)
+		r.rt.pods.changed(r)
+	}
 }
 
 // stop marks the replica terminating and stops its containers in the

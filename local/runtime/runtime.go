@@ -37,6 +37,7 @@ type Runtime struct {
 	pods        podPublisher
 	netPool     *netPool // NetworkIsolated's; nil when replicas share the host's
 	cgroups     replicaCgroups
+	node        *node // what replicas asked of this machine
 
 	ctx      context.Context // the lifetime of replicas and builds
 	cancel   context.CancelFunc
@@ -57,6 +58,40 @@ type deploymentState struct {
 	replicas []*replica // live and terminating, until their processes are gone
 	progress progressClock
 	gone     bool // deleted or no longer managed: everything is stopping
+	// refusal is the API server's last no to one of its Pods (a quota,
+	// LimitRange or PodSecurity), until a Pod is admitted; no replica
+	// starts before retryAt, as the ReplicaSet controller backs off.
+	refusal  *failure
+	refusals int
+	retryAt  time.Time
+}
+
+// Refused pods are asked about again after firstRefusalRetry, doubling up
+// to maxRefusalRetry: a quota or a namespace's policy is changed by hand.
+const (
+	firstRefusalRetry = time.Second
+	maxRefusalRetry   = 30 * time.Second
+)
+
+// refused records f, the refusal of one of the Deployment's Pods, and
+// when to try again.
+func (st *deploymentState) refused(f *failure, now time.Time) {
+	st.refusal = f
+	st.refusals++
+	wait := firstRefusalRetry
+	for i := 1; i < st.refusals && wait < maxRefusalRetry; i++ {
+		wait *= 2
+	}
+	st.retryAt = now.Add(min(wait, maxRefusalRetry))
+}
+
+// synced is a Deployment's replicas after sync, and what its status needs.
+type synced struct {
+	views         []replicaView
+	hash          string
+	progressSince time.Time
+	refusal       *failure      // why its Pods are refused, while new ones wait
+	retryIn       time.Duration // until a refused Deployment tries again
 }
 
 // New makes a runtime; nothing runs until SetupWithManager and the
@@ -84,7 +119,7 @@ func New(opts Options) (*Runtime, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rt := &Runtime{
 		opts: opts, log: logr.Discard(), ctx: ctx, cancel: cancel, killed: make(chan struct{}), instance: instanceID(opts.StateDir),
-		deployments: map[types.NamespacedName]*deploymentState{}, netPool: pool,
+		deployments: map[types.NamespacedName]*deploymentState{}, netPool: pool, node: newNode(opts.allocatable()),
 	}
 	return rt, nil
 }
@@ -157,12 +192,13 @@ func (rt *Runtime) Shutdown(ctx context.Context) error {
 }
 
 // sync starts and stops d's replicas towards its spec and returns them,
-// with the template hash and when progress was last made.
-func (rt *Runtime) sync(d *appsv1.Deployment) (views []replicaView, hash string, progressSince time.Time, err error) {
+// with the template hash and when progress was last made. While its Pods
+// are refused no replica starts until the refusal's retry is due.
+func (rt *Runtime) sync(d *appsv1.Deployment) (synced, error) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.closed {
-		return nil, "", time.Time{}, errShutdown
+		return synced{}, errShutdown
 	}
 	key := client.ObjectKeyFromObject(d)
 	st := rt.deployments[key]
@@ -176,11 +212,17 @@ func (rt *Runtime) sync(d *appsv1.Deployment) (views []replicaView, hash string,
 			r.stop()
 		}
 	}
-	if hash = templateHash(&d.Spec.Template); hash != st.hash {
-		st.hash, st.pins = hash, &imagePins{}
+	hash := templateHash(&d.Spec.Template)
+	if hash != st.hash {
+		// A new template is a new ReplicaSet: it may be admitted.
+		st.hash, st.pins, st.refusal, st.refusals = hash, &imagePins{}, nil, 0
 	}
 	now := time.Now()
+	var retryIn time.Duration
 	plan := planScale(st.views(now), hash, desiredReplicas(d))
+	if st.refusal != nil && now.Before(st.retryAt) && plan.start > 0 {
+		plan.start, retryIn = 0, st.retryAt.Sub(now)
+	}
 	for _, id := range plan.stop {
 		for _, r := range st.replicas {
 			if r.id == id {
@@ -191,16 +233,31 @@ func (rt *Runtime) sync(d *appsv1.Deployment) (views []replicaView, hash string,
 	for range plan.start {
 		r, err := rt.newReplica(key, st, d)
 		if err != nil {
-			return nil, "", time.Time{}, err
+			return synced{}, err
 		}
 		st.replicas = append(st.replicas, r)
 		rt.running.Add(1)
 		r.log.Info("Starting replica", "ports", r.ports.byNumber)
-		r.start()
-		rt.pods.track(r, d)
+		r.start(makePod(d, r.pod.Name, r.hash))
 	}
-	views = st.views(now)
-	return views, hash, st.progress.observe(d.Generation, readyUpdated(views, hash), now), nil
+	views := st.views(now)
+	return synced{views: views, hash: hash, progressSince: st.progress.observe(d.Generation, readyUpdated(views, hash), now),
+		refusal: st.refusal, retryIn: retryIn}, nil
+}
+
+// podAdmitted clears the Deployment's refusal once one of its Pods of
+// template hash is admitted.
+func (rt *Runtime) podAdmitted(key types.NamespacedName, hash string) {
+	rt.mu.Lock()
+	st := rt.deployments[key]
+	cleared := st != nil && st.hash == hash && st.refusal != nil
+	if cleared {
+		st.refusal, st.refusals = nil, 0
+	}
+	rt.mu.Unlock()
+	if cleared {
+		rt.replicaChanged(key)
+	}
 }
 
 // forget stops every replica of a Deployment that is gone or no longer
@@ -298,9 +355,16 @@ func (rt *Runtime) uniqueID(namespace string) string {
 
 // replicaGone drops a replica whose processes have all exited.
 func (rt *Runtime) replicaGone(r *replica) {
+	rt.node.remove(r)
+	r.mu.Lock()
+	refusal := r.refusal
+	r.mu.Unlock()
 	rt.mu.Lock()
 	if st := rt.deployments[r.key]; st != nil {
 		st.replicas = slices.DeleteFunc(st.replicas, func(x *replica) bool { return x == r })
+		if refusal != nil && st.hash == r.hash {
+			st.refused(refusal, time.Now())
+		}
 		if st.gone && len(st.replicas) == 0 {
 			delete(rt.deployments, r.key)
 		}

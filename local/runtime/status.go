@@ -59,12 +59,14 @@ func readyUpdated(replicas []replicaView, hash string) int32 {
 
 // makeStatus is the Deployment's status as Kubernetes' deployment
 // controller would write it for these replicas, plus a ReplicaFailure
-// condition saying why replicas are not ready. wake is when the status can
-// change by time alone (minReadySeconds, the progress deadline); 0 if never.
-func makeStatus(d *appsv1.Deployment, replicas []replicaView, hash string, progressSince, now time.Time) (s appsv1.DeploymentStatus, wake time.Duration) {
+// condition saying why replicas are not ready: refusal (FailedCreate, the
+// API server's no to its Pods, as the ReplicaSet controller reports it)
+// before anything the replicas say. wake is when the status can change by
+// time alone (minReadySeconds, the progress deadline); 0 if never.
+func makeStatus(d *appsv1.Deployment, replicas []replicaView, hash string, progressSince time.Time, refusal *failure, now time.Time) (s appsv1.DeploymentStatus, wake time.Duration) {
 	s.ObservedGeneration = d.Generation
 	minReady := time.Duration(d.Spec.MinReadySeconds) * time.Second
-	var worst *failure
+	worst := refusal
 	for _, r := range replicas {
 		if r.Terminating {
 			continue
@@ -73,7 +75,7 @@ func makeStatus(d *appsv1.Deployment, replicas []replicaView, hash string, progr
 		updated := r.Hash == hash
 		if updated {
 			s.UpdatedReplicas++
-			if r.Failure.worse(worst) {
+			if refusal == nil && r.Failure.worse(worst) {
 				worst = r.Failure
 			}
 		}

@@ -12,10 +12,11 @@ import (
 )
 
 var (
-	now      = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	crashing = &failure{Reason: ReasonCrashLoopBackOff, Message: "container user-container exited with code 1 (restarted 3 times): boom"}
-	probing  = &failure{Reason: ReasonReadinessProbeFailed, Message: "container queue-proxy readiness probe failed: connection refused"}
-	noBuild  = &failure{Reason: ReasonBuildFailed, Message: "go build ko://example.com/app: main.go:3:2: undefined: x"}
+	now        = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	crashing   = &failure{Reason: ReasonCrashLoopBackOff, Message: "container user-container exited with code 1 (restarted 3 times): boom"}
+	probing    = &failure{Reason: ReasonReadinessProbeFailed, Message: "container queue-proxy readiness probe failed: connection refused"}
+	refusedPod = &failure{Reason: ReasonFailedCreate, Message: `pods "hello-00001-deployment-h1-abcde" is forbidden: exceeded quota: compute`}
+	noBuild    = &failure{Reason: ReasonBuildFailed, Message: "go build ko://example.com/app: main.go:3:2: undefined: x"}
 )
 
 func deployment(replicas int32) *appsv1.Deployment {
@@ -50,6 +51,7 @@ func TestMakeStatus(t *testing.T) {
 		d        *appsv1.Deployment
 		replicas []replicaView
 		since    time.Time
+		refusal  *failure
 		want     appsv1.DeploymentStatus
 		wantWake time.Duration
 	}{{
@@ -86,6 +88,15 @@ func TestMakeStatus(t *testing.T) {
 			Conditions: []appsv1.DeploymentCondition{unavailableCond, progressing, failedRollup(noBuild)}},
 		wantWake: 120 * time.Second,
 	}, {
+		name:     "its Pods refused: FailedCreate before what the replicas say",
+		d:        deployment(1),
+		replicas: []replicaView{{Hash: "h1", Failure: crashing}},
+		since:    now,
+		refusal:  refusedPod,
+		want: appsv1.DeploymentStatus{ObservedGeneration: 4, Replicas: 1, UpdatedReplicas: 1, UnavailableReplicas: 1,
+			Conditions: []appsv1.DeploymentCondition{unavailableCond, progressing, failedRollup(refusedPod)}},
+		wantWake: 120 * time.Second,
+	}, {
 		name:     "scaled to zero, last replica terminating",
 		d:        deployment(0),
 		replicas: []replicaView{{Hash: "h1", Ready: true, Terminating: true}},
@@ -115,7 +126,7 @@ func TestMakeStatus(t *testing.T) {
 		wantWake: 3 * time.Second,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, wake := makeStatus(tc.d, tc.replicas, "h1", tc.since, now)
+			got, wake := makeStatus(tc.d, tc.replicas, "h1", tc.since, tc.refusal, now)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("status (-want +got):\n%s", diff)
 			}
@@ -189,5 +200,20 @@ func TestContainerFailure(t *testing.T) {
 				t.Errorf("failure (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A Deployment whose Pods are refused waits 1 s, then twice as long
+// after each refusal in a row, up to 30 s.
+func TestRefusalBackoff(t *testing.T) {
+	var st deploymentState
+	for i, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second} {
+		st.refused(refusedPod, now)
+		if got := st.retryAt.Sub(now); got != want {
+			t.Errorf("refusal %d: retry after %s, want %s", i+1, got, want)
+		}
+	}
+	if st.refusal != refusedPod {
+		t.Errorf("refusal = %v", st.refusal)
 	}
 }

@@ -91,6 +91,8 @@ func TestVolumesAtTheirPaths(t *testing.T) {
 		}}},
 		{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}
+	// The API server admits a projected token only for a named account.
+	d.Spec.Template.Spec.ServiceAccountName = "default"
 	create(t, d)
 	key := client.ObjectKeyFromObject(d)
 	if err := mountSupport(); err != nil {
