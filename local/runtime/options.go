@@ -1,13 +1,14 @@
 package runtime
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // DefaultHostEnv names the variables of knit dev's own environment that
