@@ -203,3 +203,23 @@ func capabilities(c Config) ([]string, error) {
 	caps = slices.DeleteFunc(caps, func(s string) bool { return slices.Contains(drops, s) })
 	return caps, nil
 }
+
+// Capabilities is the capability set a container of c gets, as
+// containerd's CRI plugin computes it: DefaultCaps adjusted by c's adds
+// and drops, or every capability this process holds when privileged.
+// knit dev's own processes (ko:// and knit:// images) are bounded by it
+// too, so a securityContext means the same whichever way a container runs.
+func Capabilities(c Config) ([]string, error) { return capabilities(c) }
+
+// CapabilityNumbers are the kernel's numbers of the named capabilities
+// (OCI spelling, as Capabilities returns them); names it does not know
+// are left out.
+func CapabilityNumbers(names []string) []int {
+	var nums []int
+	for _, n := range names {
+		if i := slices.Index(knownCaps, n); i >= 0 {
+			nums = append(nums, i)
+		}
+	}
+	return nums
+}

@@ -26,6 +26,9 @@ type launch struct {
 	// oci, when set, runs the container's image through the engine:
 	// argv, env and dir are then the container's own, inside the image.
 	oci *ociLaunch
+	// limits bound a process of knit dev's own making (processPrivileges),
+	// where containers get views of their own.
+	limits *privileges
 }
 
 // runContainer is one container's life: set up (build the image, make
@@ -203,6 +206,9 @@ func (r *replica) resolve(ctx context.Context, c *corev1.Container, l *launch, a
 	}
 	l.argv, l.env, l.dir, l.mounts = argv, append(processEnv(r.rt.opts.HostEnv, r.pod, r.net, env), ReplicaMarker+"="+r.rt.instance), dir, mounts
 	bindKoApp(c, l)
+	if l.limits, f = processPrivileges(c); f != nil {
+		return f
+	}
 	return r.runAs(c, env, l)
 }
 

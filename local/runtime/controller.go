@@ -88,7 +88,7 @@ func (rt *Runtime) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		<-ctx.Done()
-		stopCtx, cancel := context.WithTimeout(context.Background(), rt.opts.MaxGracePeriod+shutdownSlack)
+		stopCtx, cancel := context.WithTimeout(context.Background(), rt.opts.ShutdownGracePeriod+shutdownSlack)
 		defer cancel()
 		err := rt.Shutdown(stopCtx)
 		if cgErr := rt.cgroups.tree.close(); cgErr != nil {

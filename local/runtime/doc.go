@@ -117,8 +117,9 @@
 // restart count. A process that exits is
 // restarted with exponential backoff (Options.Backoff: 500ms doubling to
 // 30s, reset after 60s of running). Stopping a replica sends SIGTERM to each
-// process group, waits terminationGracePeriodSeconds (capped by
-// Options.MaxGracePeriod) and sends SIGKILL. Every process has its own
+// process group, waits terminationGracePeriodSeconds (cut
+// short only by knit dev's own shutdown: Options.ShutdownGracePeriod) and sends
+// SIGKILL. Every process has its own
 // process group and, on Linux, dies with knit dev (Pdeathsig SIGKILL).
 // Shutdown stops everything; so does the manager stopping.
 //
@@ -274,31 +275,48 @@
 // /dev/ptmx, a 64 MiB /dev/shm, the fd, stdin, stdout and stderr links;
 // no console, no mqueue), /proc's bus, fs, irq, sys and sysrq-trigger
 // read-only, and the pod's name (cut to 63 characters, as the kubelet
-// cuts it) as hostname and HOSTNAME. Exec probes and hooks run inside
-// that view, as nsenter enters it (enterView), and as the container's
-// user. Elsewhere containers run in knit dev's own view.
+// cuts it) as hostname and HOSTNAME; and knit dev's state dir (the
+// admin kubeconfig, etcd's keys, the Git token) covered by an empty
+// read-only tmpfs, with only its builds bound back read-only, so no
+// container reads it, root or not. Exec probes and hooks run inside that
+// view, as nsenter enters it (enterView), as the container's user and
+// with its limits (below). Elsewhere containers run in knit dev's own
+// view.
 //
 // This section is about ko:// and knit:// containers, which run as
 // processes of this machine; an image's container gets all of it from
 // the engine instead (see Images). Such a container runs as the
 // runAsUser, runAsGroup (container over pod) and supplementalGroups plus
 // fsGroup its securityContext asks (containerCredential); without
-// runAsUser it runs as knit dev's user, there being no image USER to
-// read. A runAsUser without runAsGroup gets the user's group in
-// /etc/passwd, else 0, and HOME its home, else /, as containerd has them.
-// runAsNonRoot is checked with the kubelet's messages
-// (CreateContainerConfigError): as root, a container without runAsUser
-// would run as root and is refused. A user other than knit dev's needs
+// runAsUser, as root, it runs as ko's nonroot user 65532:65532, the USER
+// of the image ko would build (HOME /: this machine has no
+// /home/nonroot), and root only when runAsUser 0 asks for it; not root,
+// as knit dev's user. A runAsUser without runAsGroup gets the user's
+// group in /etc/passwd, else 0, and HOME its home, else /, as containerd
+// has them. runAsNonRoot is checked with the kubelet's messages
+// (CreateContainerConfigError). A user other than knit dev's needs
 // root: knit dev not root fails such a container
 // (SecurityContextUnsupported) rather than run it as the wrong user. A
 // binary knit dev built (ko://, knit://) that the user cannot reach where
 // it lies (a state dir under /root) is bound where ko puts it,
 // /ko-app/<name>, and run there; a command of the container's own or a
 // workingDir out of the user's reach fails naming the directory that
-// stops it, and the default working directory (the module dir) becomes /.
-// Capabilities, allowPrivilegeEscalation, readOnlyRootFilesystem,
-// seccomp and the like are not applied: knit dev's processes keep
-// whatever the user they run as holds.
+// stops it; the default working directory is /, ko's image's.
+//
+// Every such process is forked from a thread that set its limits, which
+// it inherits and cannot undo (processPrivileges, privileges.apply): the
+// capability bounding set is containerd's default set adjusted by the
+// securityContext's capabilities (all of knit dev's when privileged),
+// less CAP_SYS_CHROOT when its root is a mirror of / (root could chroot
+// out of it), the inheritable and ambient sets empty, so a process not
+// running as root holds no capability and root no more than a container
+// would; and no_new_privs unless allowPrivilegeEscalation is true or it
+// is privileged. That no_new_privs is knit's default, where the kubelet
+// sets it only when asked: this machine has setuid programs an image
+// built by ko would not. Not applied: seccomp and readOnlyRootFilesystem
+// (the root is this machine's, read-only to a user that is not root);
+// and a root container that adds CAP_SYS_PTRACE, or a privileged one,
+// can reach knit dev's own view through /proc/<pid>/root.
 //
 // # Resources
 //

@@ -51,7 +51,7 @@ func TestExecReadinessOfEveryContainer(t *testing.T) {
 	startSuite(t)
 	t.Parallel()
 	ns := newNamespace(t)
-	src, flags := t.TempDir(), t.TempDir()
+	src, flags := t.TempDir(), sharedTempDir(t)
 	writeFiles(t, src, map[string]string{"go.mod": "module example.com/probed\n\ngo 1.22\n", "cmd/ready/main.go": readyProgram})
 	execProbe := &corev1.Probe{
 		ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/ko-app/ready", "probe"}}},
@@ -97,7 +97,7 @@ func TestExecReadinessOfEveryContainer(t *testing.T) {
 // make the app unhealthy. It is knit's own (knit://), which sees this
 // machine's files; an image's would not see the test's.
 func livenessApp(t *testing.T) (c corev1.Container, unhealthy string) {
-	unhealthy = filepath.Join(t.TempDir(), "unhealthy")
+	unhealthy = filepath.Join(sharedTempDir(t), "unhealthy")
 	c = appContainer("knit://serve")
 	c.LivenessProbe = &corev1.Probe{
 		ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", `test ! -e "$0" || { echo not healthy; exit 1; }`, unhealthy}}},

@@ -149,10 +149,17 @@ func buildFailure(image string, err error) *failure {
 	return &failure{Reason: ReasonBuildFailed, Message: fmt.Sprintf("go build %s: %v", image, err)}
 }
 
-// workingDir is the container's workingDir, else the module dir (an image
-// would have its WORKDIR; locally the project is the natural place).
+// workingDir is the container's workingDir, else / where containers get
+// views of their own (root), as ko's image has it, and the module dir
+// elsewhere (the process then shares this machine's files anyway).
 func (rt *Runtime) workingDir(moduleDir string, c *corev1.Container) (string, *failure) {
 	if c.WorkingDir == "" {
+		if mountSupport() == nil {
+			// A container with a view of its own runs where ko's image
+			// would start it: its WORKDIR, /. The module dir may be a
+			// checkout in the state dir, which the view hides.
+			return "/", nil
+		}
 		return moduleDir, nil
 	}
 	if fi, err := os.Stat(c.WorkingDir); err != nil || !fi.IsDir() {

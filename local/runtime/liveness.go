@@ -74,7 +74,7 @@ func (r *replica) killUnhealthy(c *corev1.Container, p *process, l launch, why s
 	log.Info("Container failed liveness probe, will be restarted", "probe", why)
 	grace := r.gracePeriod()
 	if s := c.LivenessProbe.TerminationGracePeriodSeconds; s != nil {
-		grace = min(time.Duration(*s)*time.Second, r.rt.opts.MaxGracePeriod)
+		grace = time.Duration(*s) * time.Second
 	}
 	began := time.Now()
 	r.preStop(c, l, grace, log)

@@ -38,6 +38,26 @@ type mountPlan struct {
 	// hostname, when set, is the container's hostname, in a UTS
 	// namespace of its own: the pod's, as the kubelet sets it.
 	hostname string
+	// hide, when set, is covered, after the volumes are bound, by an
+	// empty read-only tmpfs (knit dev's state dir: the admin kubeconfig,
+	// etcd's keys, the Git token), where the directories of show are
+	// bound back read-only (the builds the container runs).
+	hide string
+	show []string
+	// limits are the forking thread's privileges, set last: what its
+	// process may ever hold.
+	limits *privileges
+}
+
+// privileges bound a process of knit dev's own making (ko://, knit://)
+// as the engine bounds an image's container: the capability bounding set
+// and no_new_privs. Both are the forking thread's, inherited by the
+// child and never undone, so that thread dies with its goroutine.
+type privileges struct {
+	// capabilities are the kernel's numbers of those kept in the
+	// bounding set; every other is dropped from it.
+	capabilities []int
+	noNewPrivs   bool
 }
 
 // empty reports a plan that changes nothing: the process shares knit

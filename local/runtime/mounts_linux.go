@@ -89,10 +89,29 @@ func (p *mountPlan) enter() (stuck bool, err error) {
 			return true, err
 		}
 	}
+	var rootBefore unix.Stat_t
+	if err := unix.Stat("/", &rootBefore); err != nil {
+		return true, err
+	}
 	ours := map[string]bool{} // directories on this namespace's own tmpfs mirrors
 	for i, m := range p.mounts {
 		if err := p.bind(i, m, ours); err != nil {
 			return true, fmt.Errorf("volume %q at %s: %w", m.volume, m.target, err)
+		}
+	}
+	if p.hide != "" {
+		if err := cover(p.hide, p.show); err != nil {
+			return true, fmt.Errorf("hide %s: %w", p.hide, err)
+		}
+	}
+	if p.limits != nil {
+		var rootAfter unix.Stat_t
+		if err := unix.Stat("/", &rootAfter); err != nil {
+			return true, err
+		}
+		chrooted := rootAfter.Dev != rootBefore.Dev || rootAfter.Ino != rootBefore.Ino
+		if err := p.limits.apply(chrooted); err != nil {
+			return true, err
 		}
 	}
 	return true, nil

@@ -49,6 +49,42 @@ func ociWorkingDir(cfg v1.Config, c *corev1.Container) string {
 	return cmp.Or(c.WorkingDir, cfg.WorkingDir, "/")
 }
 
+// securityCaps is the capabilities part of sc in cfg: added, dropped,
+// privileged.
+func securityCaps(sc *corev1.SecurityContext, cfg *engine.Config) {
+	if sc == nil {
+		return
+	}
+	if sc.Capabilities != nil {
+		for _, a := range sc.Capabilities.Add {
+			cfg.CapAdd = append(cfg.CapAdd, string(a))
+		}
+		for _, d := range sc.Capabilities.Drop {
+			cfg.CapDrop = append(cfg.CapDrop, string(d))
+		}
+	}
+	cfg.Privileged = sc.Privileged != nil && *sc.Privileged
+}
+
+// processPrivileges bounds a ko:// or knit:// container's process as the
+// engine bounds an image's: the capabilities its securityContext leaves
+// of containerd's defaults (a process not running as root holds none of
+// them, but may not gain them either), and no_new_privs unless it allows
+// privilege escalation or is privileged. That no_new_privs is set by
+// default, where the kubelet sets it only when asked, is on purpose: a
+// Go binary of knit dev's own building has no setuid program to run.
+func processPrivileges(c *corev1.Container) (*privileges, *failure) {
+	var cfg engine.Config
+	securityCaps(c.SecurityContext, &cfg)
+	names, err := engine.Capabilities(cfg)
+	if err != nil {
+		return nil, &failure{Reason: ReasonCreateContainerConfigError, Message: fmt.Sprintf("container %s: securityContext.%v", c.Name, err)}
+	}
+	sc := c.SecurityContext
+	escalates := cfg.Privileged || sc != nil && sc.AllowPrivilegeEscalation != nil && *sc.AllowPrivilegeEscalation
+	return &privileges{capabilities: engine.CapabilityNumbers(names), noNewPrivs: !escalates}, nil
+}
+
 // ociSecurity is the part of the runtime spec a securityContext decides,
 // as the kubelet and containerd apply it: capabilities added and dropped,
 // privileged, no_new_privs when privilege escalation is disallowed, a
@@ -57,16 +93,8 @@ func ociWorkingDir(cfg v1.Config, c *corev1.Container) string {
 // pod's sysctls.
 func ociSecurity(spec *corev1.PodSpec, c *corev1.Container, cfg *engine.Config) *failure {
 	sc := c.SecurityContext
+	securityCaps(sc, cfg)
 	if sc != nil {
-		if sc.Capabilities != nil {
-			for _, a := range sc.Capabilities.Add {
-				cfg.CapAdd = append(cfg.CapAdd, string(a))
-			}
-			for _, d := range sc.Capabilities.Drop {
-				cfg.CapDrop = append(cfg.CapDrop, string(d))
-			}
-		}
-		cfg.Privileged = sc.Privileged != nil && *sc.Privileged
 		cfg.NoNewPrivileges = sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation
 		cfg.ReadOnlyRoot = sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem
 	}

@@ -37,9 +37,12 @@ type Options struct {
 	// status.allocatable: cpu and memory requests beyond it leave a
 	// replica Pending, Unschedulable. Nil: every CPU and all memory.
 	Allocatable corev1.ResourceList
-	// MaxGracePeriod caps a pod's terminationGracePeriodSeconds, so that
-	// scaling down and Ctrl-C never wait minutes. Default 10s.
-	MaxGracePeriod time.Duration
+	// ShutdownGracePeriod bounds knit dev's own shutdown (Ctrl-C): what
+	// has not stopped by then is killed, so quitting never waits minutes.
+	// A replica stopped while knit dev runs (scale down, a deleted Pod, a
+	// rollout) gets its whole terminationGracePeriodSeconds, as on a
+	// kubelet, so requests in flight are answered. Default 10s.
+	ShutdownGracePeriod time.Duration
 	// Backoff is the restart schedule of crashing containers.
 	Backoff Backoff
 	// SourceDir, when set, names the module dir a pod's ko:// images are
@@ -85,8 +88,8 @@ func (o *Options) Defaults() error {
 	if o.Go == "" {
 		o.Go = "go"
 	}
-	if o.MaxGracePeriod <= 0 {
-		o.MaxGracePeriod = 10 * time.Second
+	if o.ShutdownGracePeriod <= 0 {
+		o.ShutdownGracePeriod = 10 * time.Second
 	}
 	if o.VolumeSyncPeriod <= 0 {
 		o.VolumeSyncPeriod = 10 * time.Second

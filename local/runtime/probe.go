@@ -61,6 +61,9 @@ type prober struct {
 	// inside is the container process whose mount and UTS namespaces and
 	// root exec commands run in (enterView); 0: knit dev's.
 	inside int
+	// limits are the container's privileges (mountPlan.limits), which an
+	// exec command in its view is held to as well.
+	limits *privileges
 	// wrapExec, when set, is the argv that runs an exec command inside
 	// the container (runc exec), which then needs nothing else here.
 	wrapExec func([]string) []string
@@ -278,7 +281,14 @@ func (p *prober) checkExec(ctx context.Context, argv []string) error {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	var enter func() (bool, error)
 	if pid := p.inside; pid != 0 {
-		enter = func() (bool, error) { return enterView(pid) }
+		limits := p.limits
+		enter = func() (bool, error) {
+			stuck, err := enterView(pid)
+			if err == nil && limits != nil {
+				err = limits.apply(true) // its root may be a mirror of /: no chroot either
+			}
+			return stuck, err
+		}
 	}
 	if err := p.net.runAfter(cmd, enter); err != nil {
 		if msg := strings.TrimSpace(out.String()); msg != "" {

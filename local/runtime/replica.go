@@ -291,9 +291,10 @@ func (r *replica) stop() {
 }
 
 // gracePeriod is terminationGracePeriodSeconds (Kubernetes' default 30),
-// capped so nothing waits minutes.
+// all of it, as a kubelet gives it; knit dev's own shutdown cuts it short
+// (Options.ShutdownGracePeriod, through Runtime.killed).
 func (r *replica) gracePeriod() time.Duration {
-	return min(time.Duration(ptr.Deref(r.spec.TerminationGracePeriodSeconds, 30))*time.Second, r.rt.opts.MaxGracePeriod)
+	return time.Duration(ptr.Deref(r.spec.TerminationGracePeriodSeconds, 30)) * time.Second
 }
 
 // pids are the replica's running processes, for tests and debugging.

@@ -157,9 +157,14 @@ func (rt *Runtime) builderFor(dir string) *builder {
 }
 
 // Shutdown stops every replica — SIGTERM, the grace period, SIGKILL — and
-// any build, and waits for them. When ctx ends first the rest are killed
-// at once. Nothing starts afterwards. Safe to call more than once.
+// any build, and waits for them. A replica's grace period is cut at
+// Options.ShutdownGracePeriod, so quitting knit dev never waits minutes
+// for an app with a long one; when ctx ends first the rest are killed at
+// once, and that is an error. Nothing starts afterwards. Safe to call
+// more than once.
 func (rt *Runtime) Shutdown(ctx context.Context) error {
+	cut := time.AfterFunc(rt.opts.ShutdownGracePeriod, func() { rt.killOnce.Do(func() { close(rt.killed) }) })
+	defer cut.Stop()
 	rt.mu.Lock()
 	rt.closed = true
 	for _, st := range rt.deployments {

@@ -20,11 +20,15 @@ import (
 type identity struct {
 	uid, gid uint32
 	groups   []uint32
+	// confines: containers get views of their own (root on Linux with
+	// mount namespaces), so a binary out of a user's reach can be bound
+	// where it can reach it.
+	confines bool
 }
 
 // ownIdentity is knit dev's process's identity.
 func ownIdentity() identity {
-	id := identity{uid: uint32(os.Geteuid()), gid: uint32(os.Getegid())}
+	id := identity{uid: uint32(os.Geteuid()), gid: uint32(os.Getegid()), confines: mountSupport() == nil}
 	groups, _ := os.Getgroups()
 	for _, g := range groups {
 		id.groups = append(id.groups, uint32(g))
@@ -76,6 +80,10 @@ func appendGroup(groups []uint32, g uint32) []uint32 {
 	return append(groups, g)
 }
 
+// imageUser is the uid and gid of ko's default base images' nonroot user,
+// which a ko:// or knit:// container runs as unless it asks otherwise.
+const imageUser = 65532
+
 // containerCredential is what container c's processes run as: nil to run
 // as knit dev itself (nothing asked, or what is asked is what knit dev
 // is), else the credential to fork with. A container asking for a user
@@ -84,12 +92,16 @@ func appendGroup(groups []uint32, g uint32) []uint32 {
 // image's passwd does not name; the pod's supplementalGroups and fsGroup
 // are its supplementary groups, as the kubelet adds them.
 //
+// Without runAsUser, a container of knit dev running as root (with the
+// mount namespaces that confine it) runs as ko's nonroot user,
+// 65532:65532 (imageUser), the USER of the image ko would build, never
+// as root: root must be asked for (runAsUser: 0). Root without mount
+// namespaces (a container without CAP_SYS_ADMIN) runs it as itself, as
+// it could not bind the binary where that user reaches it.
+//
 // runAsNonRoot is checked as the kubelet checks it, with its messages:
-// a runAsUser of 0 breaks it, and so does no runAsUser when knit dev is
-// root, since the process would then run as root (the kubelet would look
-// at the image's USER; knit dev has no image). When knit dev is not root
-// and the container asks for anyone else, it fails rather than run as the
-// wrong user.
+// a runAsUser of 0 breaks it. When knit dev is not root and the container
+// asks for anyone else, it fails rather than run as the wrong user.
 func containerCredential(pod podIdentity, spec *corev1.PodSpec, c *corev1.Container, self identity, passwd func(uint32) (passwdUser, bool)) (*syscall.Credential, *failure) {
 	want := effectiveRunAs(spec, c)
 	podRef := fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
@@ -98,9 +110,17 @@ func containerCredential(pod podIdentity, spec *corev1.PodSpec, c *corev1.Contai
 		case want.uid != nil && *want.uid == 0:
 			return nil, &failure{Reason: ReasonCreateContainerConfigError, Message: fmt.Sprintf(
 				"container's runAsUser breaks non-root policy (pod: %q, container: %s)", podRef, c.Name)}
-		case want.uid == nil && self.root():
+		case want.uid == nil && self.root() && !self.confines:
 			return nil, &failure{Reason: ReasonCreateContainerConfigError, Message: fmt.Sprintf(
-				"container has runAsNonRoot and image will run as root (pod: %q, container: %s): knit dev runs as root and has no image USER, so set runAsUser", podRef, c.Name)}
+				"container has runAsNonRoot and image will run as root (pod: %q, container: %s): knit dev runs as root without mount namespaces, so set runAsUser", podRef, c.Name)}
+		}
+	}
+	if want.uid == nil && self.root() && self.confines {
+		uid := int64(imageUser)
+		want.uid = &uid
+		if want.gid == nil {
+			gid := int64(imageUser)
+			want.gid = &gid
 		}
 	}
 	if want.uid == nil && want.gid == nil && len(want.groups) == 0 {

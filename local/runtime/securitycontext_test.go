@@ -15,7 +15,7 @@ import (
 
 func TestContainerCredential(t *testing.T) {
 	pod := podIdentity{Name: "hello-00001-deployment-abc-1", Namespace: "ns", UID: "u1"}
-	root := identity{uid: 0, gid: 0}
+	root := identity{uid: 0, gid: 0, confines: true}
 	user := identity{uid: 1000, gid: 1000, groups: []uint32{1000, 27}}
 	passwd := func(uid uint32) (passwdUser, bool) {
 		if uid == 33 {
@@ -32,7 +32,16 @@ func TestContainerCredential(t *testing.T) {
 		wantReason string
 		wantMsg    string
 	}{
-		{name: "nothing asked runs as knit dev", self: root},
+		{name: "nothing asked, knit dev root: ko's nonroot user, never root", self: root,
+			want: &syscall.Credential{Uid: imageUser, Gid: imageUser}},
+		{name: "root must be asked for", self: root,
+			container: &corev1.SecurityContext{RunAsUser: ptr.To[int64](0)},
+			want:      &syscall.Credential{Uid: 0, Gid: 0}},
+		{name: "nothing asked, knit dev not root: itself", self: user},
+		{name: "runAsNonRoot without a user, knit dev root without namespaces: refused", self: identity{},
+			pod:        &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)},
+			wantReason: ReasonCreateContainerConfigError,
+			wantMsg:    `container has runAsNonRoot and image will run as root (pod: "hello-00001-deployment-abc-1_ns(u1)", container: app): knit dev runs as root without mount namespaces, so set runAsUser`},
 		{name: "runAsUser alone: gid 0, no passwd entry (TestMustRunAsUser)", self: root,
 			container: &corev1.SecurityContext{RunAsUser: ptr.To[int64](2020)},
 			want:      &syscall.Credential{Uid: 2020, Gid: 0}},
@@ -46,20 +55,20 @@ func TestContainerCredential(t *testing.T) {
 			},
 			container: &corev1.SecurityContext{RunAsUser: ptr.To[int64](2020)},
 			want:      &syscall.Credential{Uid: 2020, Gid: 2, Groups: []uint32{5, 6, 7}}},
-		{name: "runAsGroup alone keeps knit dev's user", self: root,
+		{name: "runAsGroup alone, knit dev root: the nonroot user in that group", self: root,
 			pod:  &corev1.PodSecurityContext{RunAsGroup: ptr.To[int64](3000)},
-			want: &syscall.Credential{Uid: 0, Gid: 3000}},
-		{name: "runAsNonRoot without a user, knit dev root: refused", self: root,
-			pod:        &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)},
-			wantReason: ReasonCreateContainerConfigError,
-			wantMsg:    `container has runAsNonRoot and image will run as root (pod: "hello-00001-deployment-abc-1_ns(u1)", container: app)`},
+			want: &syscall.Credential{Uid: imageUser, Gid: 3000}},
+		{name: "runAsNonRoot without a user, knit dev root: the nonroot user passes", self: root,
+			pod:  &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)},
+			want: &syscall.Credential{Uid: imageUser, Gid: imageUser}},
 		{name: "runAsNonRoot with runAsUser 0: refused", self: root,
 			container:  &corev1.SecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](0)},
 			wantReason: ReasonCreateContainerConfigError,
 			wantMsg:    `container's runAsUser breaks non-root policy (pod: "hello-00001-deployment-abc-1_ns(u1)", container: app)`},
 		{name: "the container's runAsNonRoot false over the pod's", self: root,
 			pod:       &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)},
-			container: &corev1.SecurityContext{RunAsNonRoot: ptr.To(false)}},
+			container: &corev1.SecurityContext{RunAsNonRoot: ptr.To(false), RunAsUser: ptr.To[int64](0)},
+			want:      &syscall.Credential{Uid: 0, Gid: 0}},
 		{name: "runAsNonRoot with a user", self: root,
 			container: &corev1.SecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](2020), RunAsGroup: ptr.To[int64](2020)},
 			want:      &syscall.Credential{Uid: 2020, Gid: 2020}},

@@ -110,7 +110,7 @@ func setUpSuite() error {
 	}
 	oci, ociErr := OpenOCI(context.Background(), OCIOptions{StateDir: state})
 	suite.ociErr = ociErr
-	rt, err := New(Options{StateDir: state, Executable: httpServer, MaxGracePeriod: 5 * time.Second, SourceDir: annotatedSourceDir, VolumeSyncPeriod: 200 * time.Millisecond, OCI: oci})
+	rt, err := New(Options{StateDir: state, Executable: httpServer, ShutdownGracePeriod: 5 * time.Second, SourceDir: annotatedSourceDir, VolumeSyncPeriod: 200 * time.Millisecond, OCI: oci})
 	if err != nil {
 		return err
 	}
@@ -245,4 +245,18 @@ const sourceDirAnnotation = "test.knit.dev/source-dir"
 
 func annotatedSourceDir(_ context.Context, _ string, _, annotations map[string]string) (string, error) {
 	return annotations[sourceDirAnnotation], nil
+}
+
+// sharedTempDir is a t.TempDir every user may search and read, for the
+// files a test shares with a container, which runs as ko's nonroot user
+// (65532) unless it asks otherwise.
+func sharedTempDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }

@@ -37,6 +37,9 @@ func (r *replica) containerView(c *corev1.Container, l launch, cg *containerCgro
 	}
 	sortMounts(view.mounts)
 	view.system, view.hostname = true, podHostname(r.pod.Name)
+	// What only knit dev may read is out of sight, even of a container
+	// running as root; the builds it runs stay, read-only.
+	view.hide, view.show, view.limits = r.rt.opts.StateDir, []string{r.rt.opts.buildsDir()}, l.limits
 	return view
 }
 
@@ -145,7 +148,7 @@ func (r *replica) forExec(pr *prober, c *corev1.Container, pid int, l launch) {
 	}
 	pr.cred = l.cred
 	if !l.mounts.empty() {
-		pr.inside = pid
+		pr.inside, pr.limits = pid, l.mounts.limits
 	}
 	if l.image == nil {
 		pr.argv0 = r.koAppArgv0For(c)

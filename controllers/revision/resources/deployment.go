@@ -223,9 +223,11 @@ const localQueueScheme = "knit://"
 // compromised queue-proxy has no capability, no writable root and no way
 // to gain privileges. The image's USER (65532, hack/images) makes
 // runAsNonRoot hold without a runAsUser. knit dev's local queue has no
-// image and runs as knit dev itself, whoever that is (root in a CI
-// container), so runAsNonRoot is not asked there: the local runtime would
-// otherwise refuse to start it, and enforces none of the other fields.
+// image: it runs as 65532 where the local runtime confines its processes
+// (root with mount namespaces), which then holds it to the capabilities
+// and no_new_privs here, but as knit dev itself elsewhere (root in a CI
+// container without them), so runAsNonRoot is not asked there: the local
+// runtime would refuse to start it.
 func queueSecurityContext(image string) *corev1.SecurityContext {
 	sc := &corev1.SecurityContext{
 		AllowPrivilegeEscalation: ptr.To(false),

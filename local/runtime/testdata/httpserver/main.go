@@ -3,7 +3,7 @@
 // 127.0.0.1), answers / with its HOSTNAME and
 // GREETING, /healthz with 200, /files/<path> with a file (see below),
 // /whoami with who and where it runs (see below), and
-// exits cleanly on SIGTERM. With ALLOCATE_MIB it first allocates and
+// exits cleanly on SIGTERM (unless IGNORE_SIGTERM is set). With ALLOCATE_MIB it first allocates and
 // touches that much memory, and keeps it, as an app over its memory limit
 // does.
 package main
@@ -81,6 +81,11 @@ func main() {
 	})
 	srv := &http.Server{Addr: cmp.Or(os.Getenv("LISTEN_HOST"), "127.0.0.1") + ":" + cmp.Or(os.Getenv("LISTEN_PORT"), os.Getenv("PORT")), Handler: mux}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	if os.Getenv("IGNORE_SIGTERM") != "" {
+		stop()
+		signal.Ignore(syscall.SIGTERM) // only SIGKILL, after the grace period, stops it
+		ctx = context.Background()
+	}
 	defer stop()
 	go func() {
 		<-ctx.Done()
