@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knitops/knit/internal/testregistry"
 )
 
 // TestImageRunsConfinedToItsRoot: a plain image from a private registry
@@ -131,7 +133,7 @@ func TestImagePullFailureSaysWhy(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
 	host, ref, _ := privateImage(t, ns, "2", v1.Config{Entrypoint: []string{"/app/httpserver"}})
-	create(t, pullSecret(ns, "wrong", host, registryUser, "not-the-password"))
+	create(t, testregistry.PullSecret(ns, "wrong", host, registryUser, "not-the-password"))
 
 	d := revisionDeployment(ns, "denied", 1, appContainer(ref))
 	d.Spec.Template.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "wrong"}}
@@ -222,6 +224,6 @@ func privateImage(t *testing.T, ns, tag string, cfg v1.Config) (host, ref, diges
 	host = testRegistry(t)
 	ref = host + "/team/app:" + tag
 	digest = pushImage(t, ref, cfg, appImage())
-	create(t, pullSecret(ns, "registry", host, registryUser, registryPassword))
+	create(t, testregistry.PullSecret(ns, "registry", host, registryUser, registryPassword))
 	return host, ref, digest
 }

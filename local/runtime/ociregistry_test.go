@@ -3,8 +3,6 @@
 package runtime
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -15,8 +13,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/knitops/knit/internal/testregistry"
 )
@@ -72,15 +68,4 @@ func appImage() map[string]testregistry.File {
 		"etc/passwd":     {Content: "root:x:0:0:root:/root:/bin/sh\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n"},
 		"etc/group":      {Content: "root:x:0:\nnonroot:x:65532:\n"},
 	})
-}
-
-// pullSecret is a kubernetes.io/dockerconfigjson Secret for host.
-func pullSecret(ns, name, host, user, password string) *corev1.Secret {
-	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
-	cfg, _ := json.Marshal(map[string]any{"auths": map[string]any{host: map[string]string{"auth": auth}}})
-	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Type:       corev1.SecretTypeDockerConfigJson,
-		Data:       map[string][]byte{corev1.DockerConfigJsonKey: cfg},
-	}
 }
