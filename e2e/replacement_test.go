@@ -29,6 +29,9 @@ spec:
       annotations:
         autoscaling.knative.dev/max-scale: "1"
     spec:
+      # The pod's grace period is the Revision's timeout, as in Knative,
+      # and knit dev gives a stopped replica all of it.
+      timeoutSeconds: 8
       containers:
         - image: ko://github.com/knitops/knit/e2e/apps/ignoreterm
           env:
