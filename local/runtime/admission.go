@@ -2,8 +2,11 @@ package runtime
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,7 +28,17 @@ const admissionRetry = 500 * time.Millisecond
 // the Pod as admitted (a LimitRange's default requests and limits filled
 // in), or the refusal. An API server that cannot answer is asked again
 // until ctx ends.
+//
+// Where nothing could refuse or change the Pod (no quota, LimitRange or
+// PodSecurity level in its namespace, no webhook or policy on pods: most
+// of knit dev's namespaces) the dry run is skipped, and the Pod is
+// admitted as it is: a dry run is a few milliseconds on a cold start's
+// path. Its real create still goes through admission, and a refusal
+// then stops the replica (podReconciler).
 func (rt *Runtime) admit(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, *failure, error) {
+	if !rt.mayRefuse(ctx, pod.Namespace) {
+		return pod, nil, nil
+	}
 	for {
 		admitted := pod.DeepCopy()
 		err := rt.client.Create(ctx, admitted, client.DryRunAll, fieldOwner)
@@ -62,4 +75,67 @@ func applyAdmitted(spec *corev1.PodSpec, admitted *corev1.Pod) {
 			}
 		}
 	}
+}
+
+// mayRefuse says whether anything in the API server could refuse or
+// change a Pod in namespace: a PodSecurity level it enforces, a
+// ResourceQuota or LimitRange in it, or any admission webhook or
+// validating policy that may see pods. Read from the manager's cache; an
+// error reading says yes.
+func (rt *Runtime) mayRefuse(ctx context.Context, namespace string) bool {
+	var ns corev1.Namespace
+	if err := rt.client.Get(ctx, client.ObjectKey{Name: namespace}, &ns); err != nil {
+		return true
+	}
+	for k := range ns.Labels {
+		if strings.HasPrefix(k, "pod-security.kubernetes.io/enforce") {
+			return true
+		}
+	}
+	var quotas corev1.ResourceQuotaList
+	var ranges corev1.LimitRangeList
+	var validating admissionv1.ValidatingWebhookConfigurationList
+	var mutating admissionv1.MutatingWebhookConfigurationList
+	var policies admissionv1.ValidatingAdmissionPolicyBindingList
+	for _, list := range []client.ObjectList{&quotas, &ranges} {
+		if err := rt.client.List(ctx, list, client.InNamespace(namespace)); err != nil {
+			return true
+		}
+	}
+	for _, list := range []client.ObjectList{&validating, &mutating, &policies} {
+		if err := rt.client.List(ctx, list); err != nil {
+			return true
+		}
+	}
+	if len(quotas.Items) > 0 || len(ranges.Items) > 0 || len(policies.Items) > 0 {
+		return true
+	}
+	for _, w := range validating.Items {
+		for _, h := range w.Webhooks {
+			if rulesSeePods(h.Rules) {
+				return true
+			}
+		}
+	}
+	for _, w := range mutating.Items {
+		for _, h := range w.Webhooks {
+			if rulesSeePods(h.Rules) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rulesSeePods says whether a webhook's rules may match a pod's create.
+func rulesSeePods(rules []admissionv1.RuleWithOperations) bool {
+	for _, r := range rules {
+		creates := slices.Contains(r.Operations, admissionv1.Create) || slices.Contains(r.Operations, admissionv1.OperationAll)
+		core := slices.Contains(r.APIGroups, "") || slices.Contains(r.APIGroups, "*")
+		pods := slices.ContainsFunc(r.Resources, func(s string) bool { return s == "pods" || s == "*" || s == "*/*" })
+		if creates && core && pods {
+			return true
+		}
+	}
+	return false
 }

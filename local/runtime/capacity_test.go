@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -96,5 +97,27 @@ func TestMemTotal(t *testing.T) {
 	}
 	if got := memTotal(filepath.Join(t.TempDir(), "none")); got != 0 {
 		t.Errorf("memTotal of no file = %d, want 0", got)
+	}
+}
+
+func TestRulesSeePods(t *testing.T) {
+	rule := func(ops []admissionv1.OperationType, groups, resources []string) []admissionv1.RuleWithOperations {
+		return []admissionv1.RuleWithOperations{{Operations: ops, Rule: admissionv1.Rule{APIGroups: groups, Resources: resources}}}
+	}
+	create := []admissionv1.OperationType{admissionv1.Create}
+	for _, tc := range []struct {
+		name  string
+		rules []admissionv1.RuleWithOperations
+		want  bool
+	}{
+		{"knit's own, on serving resources", rule(create, []string{"serving.knative.dev"}, []string{"services", "revisions"}), false},
+		{"pods created", rule(create, []string{""}, []string{"pods"}), true},
+		{"everything", rule([]admissionv1.OperationType{admissionv1.OperationAll}, []string{"*"}, []string{"*"}), true},
+		{"pods deleted only", rule([]admissionv1.OperationType{admissionv1.Delete}, []string{""}, []string{"pods"}), false},
+		{"pods' status only", rule(create, []string{""}, []string{"pods/status"}), false},
+	} {
+		if got := rulesSeePods(tc.rules); got != tc.want {
+			t.Errorf("%s: rulesSeePods = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
