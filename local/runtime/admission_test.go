@@ -25,7 +25,7 @@ func TestRefusedPodNeverRuns(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	nsObj := &corev1.Namespace{}
-	if err := suite.client.Get(ctx, types.NamespacedName{Name: ns}, nsObj); err != nil {
+	if err := suite.reader.Get(ctx, types.NamespacedName{Name: ns}, nsObj); err != nil { // uncached: it was just made
 		t.Fatal(err)
 	}
 	patch := client.MergeFrom(nsObj.DeepCopy())
