@@ -102,28 +102,3 @@ func TestUnschedulablePodWaits(t *testing.T) {
 	}
 	waitForDeployment(t, key, time.Minute, "available once it asks for what fits", available)
 }
-
-// A Pod the API server refuses on its real create, where nothing in its
-// namespace made the runtime ask first (here an invalid spec: a projected
-// token for no named account), stops its replica and says FailedCreate.
-func TestPodRefusedOnCreateStopsItsReplica(t *testing.T) {
-	startSuite(t)
-	t.Parallel()
-	ns := newNamespace(t)
-	app := appContainer("knit://serve")
-	app.VolumeMounts = []corev1.VolumeMount{{Name: "token", MountPath: "/var/run/token"}}
-	d := revisionDeployment(ns, "invalid", 1, app)
-	d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-		Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}},
-	}}}}
-	create(t, d)
-	key := client.ObjectKeyFromObject(d)
-	got := waitForDeployment(t, key, time.Minute, "FailedCreate", failingWith(ReasonFailedCreate))
-	if c := condition(got, appsv1.DeploymentReplicaFailure); !strings.Contains(c.Message, "serviceAccountToken") {
-		t.Errorf("ReplicaFailure message %q does not quote the API server", c.Message)
-	}
-	eventually(t, 30*time.Second, "its replica stopped", func() (bool, string) {
-		pids := replicaPIDs(key)
-		return len(pids) == 0, fmt.Sprintf("pids %v", pids)
-	})
-}

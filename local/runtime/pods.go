@@ -162,6 +162,11 @@ func makePod(d *appsv1.Deployment, name, hash string) *corev1.Pod {
 		Spec: t.Spec,
 	}
 	pod.Spec.NodeName = ""
+	if pod.Spec.ServiceAccountName == "" {
+		// What the ServiceAccount admission plugin, off in knit dev, sets:
+		// a projected token is valid only for a named account.
+		pod.Spec.ServiceAccountName = "default"
+	}
 	return pod
 }
 

@@ -182,7 +182,8 @@ func TestMakePod(t *testing.T) {
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "hello-00001-deployment", UID: "dep-uid",
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
 		},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "user-container", Image: "ko://example.com/hello"}}},
+		// The ServiceAccount admission plugin's default, which knit dev runs without.
+		Spec: corev1.PodSpec{ServiceAccountName: "default", Containers: []corev1.Container{{Name: "user-container", Image: "ko://example.com/hello"}}},
 	}
 	got := makePod(d, "hello-00001-deployment-0123456789-abcde", "0123456789")
 	if diff := cmp.Diff(want, got); diff != "" {
