@@ -110,21 +110,18 @@ func (rt *Runtime) mayRefuse(ctx context.Context, namespace string) bool {
 	if len(quotas.Items) > 0 || len(ranges.Items) > 0 || len(policies.Items) > 0 {
 		return true
 	}
+	var rules [][]admissionv1.RuleWithOperations
 	for _, w := range validating.Items {
 		for _, h := range w.Webhooks {
-			if rulesSeePods(h.Rules) {
-				return true
-			}
+			rules = append(rules, h.Rules)
 		}
 	}
 	for _, w := range mutating.Items {
 		for _, h := range w.Webhooks {
-			if rulesSeePods(h.Rules) {
-				return true
-			}
+			rules = append(rules, h.Rules)
 		}
 	}
-	return false
+	return slices.ContainsFunc(rules, rulesSeePods)
 }
 
 // rulesSeePods says whether a webhook's rules may match a pod's create.

@@ -66,23 +66,16 @@ type deploymentState struct {
 	retryAt  time.Time
 }
 
-// Refused pods are asked about again after firstRefusalRetry, doubling up
-// to maxRefusalRetry: a quota or a namespace's policy is changed by hand.
-const (
-	firstRefusalRetry = time.Second
-	maxRefusalRetry   = 30 * time.Second
-)
+// refusalBackoff paces asking again about refused pods, 1 s doubling to
+// 30 s: a quota or a namespace's policy is changed by hand.
+var refusalBackoff = Backoff{Initial: time.Second, Max: 30 * time.Second}
 
 // refused records f, the refusal of one of the Deployment's Pods, and
 // when to try again.
 func (st *deploymentState) refused(f *failure, now time.Time) {
 	st.refusal = f
 	st.refusals++
-	wait := firstRefusalRetry
-	for i := 1; i < st.refusals && wait < maxRefusalRetry; i++ {
-		wait *= 2
-	}
-	st.retryAt = now.Add(min(wait, maxRefusalRetry))
+	st.retryAt = now.Add(refusalBackoff.Delay(st.refusals))
 }
 
 // synced is a Deployment's replicas after sync, and what its status needs.
