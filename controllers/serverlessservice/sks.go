@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -94,10 +95,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, sks *networkingv1alpha1.S
 // labelled its Services gets them, and its slices with them.
 func (r *Reconciler) ensureService(ctx context.Context, sks *networkingv1alpha1.ServerlessService, want *corev1.Service) error {
 	_, err := owned.Ensure(ctx, r.client, sks, "Service", want, &corev1.Service{},
-		func(have, want *corev1.Service) bool {
-			return !equality.Semantic.DeepEqual(have.Spec.Ports, want.Spec.Ports) || !equality.Semantic.DeepEqual(have.Spec.Selector, want.Spec.Selector) ||
-				!hasLabels(have.Labels, want.Labels)
-		},
+		serviceDiffers,
 		func(have, want *corev1.Service) {
 			have.Spec.Ports, have.Spec.Selector = want.Spec.Ports, want.Spec.Selector
 			if have.Labels == nil {
@@ -106,6 +104,21 @@ func (r *Reconciler) ensureService(ctx context.Context, sks *networkingv1alpha1.
 			maps.Copy(have.Labels, want.Labels)
 		})
 	return err
+}
+
+// serviceDiffers says whether the Service the API holds (have, with its
+// defaults filled in) lacks what the SKS wants of it. A port the SKS
+// leaves without a protocol is TCP, as the API server defaults it: read
+// as a difference, every reconcile would write the Service again.
+func serviceDiffers(have, want *corev1.Service) bool {
+	ports := slices.Clone(want.Spec.Ports)
+	for i := range ports {
+		if ports[i].Protocol == "" {
+			ports[i].Protocol = corev1.ProtocolTCP
+		}
+	}
+	return !equality.Semantic.DeepEqual(have.Spec.Ports, ports) || !equality.Semantic.DeepEqual(have.Spec.Selector, want.Spec.Selector) ||
+		!hasLabels(have.Labels, want.Labels)
 }
 
 // hasLabels says whether have holds every label of want.

@@ -10,6 +10,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -234,5 +235,44 @@ func TestPrivateSliceOwner(t *testing.T) {
 				t.Errorf("privateSliceOwner (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// The Services as the API server returns them, with its defaults, need
+// no write: a reconcile of a settled SKS (every cold start has a few)
+// costs the API server nothing.
+func TestServiceAsDefaultedNeedsNoWrite(t *testing.T) {
+	defaulted := func(svc *corev1.Service) *corev1.Service {
+		have := svc.DeepCopy()
+		have.Spec.ClusterIP, have.Spec.Type, have.Spec.SessionAffinity = "10.0.0.7", corev1.ServiceTypeClusterIP, corev1.ServiceAffinityNone
+		for i := range have.Spec.Ports {
+			have.Spec.Ports[i].Protocol = corev1.ProtocolTCP
+		}
+		have.Labels["added-by-someone"] = "else"
+		return have
+	}
+	sks := testSKS(networkingv1alpha1.SKSOperationModeServe)
+	for _, want := range []*corev1.Service{resources.MakePrivateService(sks), resources.MakePublicService(sks)} {
+		if serviceDiffers(defaulted(want), want) {
+			t.Errorf("Service %s as the API server returns it differs from what the SKS wants", want.Name)
+		}
+		noProtocol := want.DeepCopy()
+		for i := range noProtocol.Spec.Ports {
+			noProtocol.Spec.Ports[i].Protocol = ""
+		}
+		if serviceDiffers(defaulted(want), noProtocol) {
+			t.Errorf("Service %s: a port without a protocol is TCP", want.Name)
+		}
+	}
+	want := resources.MakePrivateService(sks)
+	moved := defaulted(want)
+	moved.Spec.Ports[0].TargetPort = intstr.FromInt32(9999)
+	if !serviceDiffers(moved, want) {
+		t.Error("a changed target port is not seen")
+	}
+	relabelled := defaulted(want)
+	delete(relabelled.Labels, networkingv1alpha1.ServerlessServiceLabelKey)
+	if !serviceDiffers(relabelled, want) {
+		t.Error("a missing label is not seen")
 	}
 }

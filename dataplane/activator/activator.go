@@ -125,7 +125,7 @@ func (a *Activator) NeedLeaderElection() bool { return false }
 // new address is probed before it takes traffic. Its requests wait at
 // most MaxWait.
 func (a *Activator) SetEndpoints(rev types.NamespacedName, containerConcurrency int64, addrs []string) {
-	a.update(rev, revisionConfig{containerConcurrency: int(max(containerConcurrency, 0)), wait: a.opts.MaxWait}, addrs)
+	a.update(rev, revisionConfig{containerConcurrency: int(max(containerConcurrency, 0)), wait: a.opts.MaxWait}, endpointSet{ready: addrs})
 }
 
 // Forget drops a Revision: its waiting requests fail with 503 and later
@@ -141,7 +141,7 @@ func (a *Activator) Forget(rev types.NamespacedName) {
 	}
 }
 
-func (a *Activator) update(key types.NamespacedName, cfg revisionConfig, addrs []string) {
+func (a *Activator) update(key types.NamespacedName, cfg revisionConfig, eps endpointSet) {
 	a.mu.Lock()
 	r, ok := a.revs[key]
 	if !ok {
@@ -152,7 +152,7 @@ func (a *Activator) update(key types.NamespacedName, cfg revisionConfig, addrs [
 	if ok {
 		r.thr.configure(cfg.containerConcurrency, cfg.wait)
 	}
-	r.setCandidates(addrs)
+	r.setCandidates(eps)
 }
 
 // setPeers places this activator among the activators and rebalances

@@ -383,3 +383,48 @@ func TestActivatorsTakeTheirShare(t *testing.T) {
 		t.Errorf("replicas got %d, %d and %d requests; want the first activator's 3 on replicas 0 and 2, the second's 3 on 1", n0, n1, n2)
 	}
 }
+
+// A replica the slices list as not ready yet takes its first request as
+// soon as its queue-proxy answers the activator's probe, without waiting
+// for its readiness to reach the slices.
+func TestNotReadyEndpointServesOnceItsProbePasses(t *testing.T) {
+	q := newFakeQueue(t, false, reply("early"))
+	a, url := startActivator(t, Options{})
+	cfg := revisionConfig{wait: time.Minute}
+	a.update(rev, cfg, endpointSet{notReady: []string{q.addr()}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pending := sendAsync(ctx, newClient(t), url, rev)
+	eventually(t, "the request to wait", waitingIs(t, a, 1))
+	eventually(t, "probes of the unready replica", func() bool { return q.probes.Load() >= 2 })
+	q.ready.Store(true)
+	if res := receive(t, pending, "the response"); res.status != http.StatusOK || res.body != "early" {
+		t.Fatalf("got %v, want 200 from the replica its probe found ready", res)
+	}
+}
+
+// A replica whose readiness the slices withdraw stops taking requests
+// until the activator's probe finds it ready again.
+func TestWithdrawnReadinessTakesNoTraffic(t *testing.T) {
+	q := newFakeQueue(t, true, reply("back"))
+	a, url := startActivator(t, Options{})
+	cfg := revisionConfig{wait: time.Minute}
+	a.update(rev, cfg, endpointSet{ready: []string{q.addr()}})
+	eventually(t, "the replica ready", readyIs(t, a, 1))
+	q.ready.Store(false)
+	a.update(rev, cfg, endpointSet{notReady: []string{q.addr()}})
+	if _, _, ready := counts(t, a, rev); ready != 0 {
+		t.Fatalf("ready = %d after the slices withdrew readiness, want 0", ready)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pending := sendAsync(ctx, newClient(t), url, rev)
+	eventually(t, "the request to wait", waitingIs(t, a, 1))
+	if n := q.requests.Load(); n != 0 {
+		t.Fatalf("the unready replica got %d requests", n)
+	}
+	q.ready.Store(true)
+	if res := receive(t, pending, "the response"); res.status != http.StatusOK || res.body != "back" {
+		t.Fatalf("got %v, want 200 once its probe passed again", res)
+	}
+}

@@ -155,16 +155,20 @@ func (r *endpointsReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	r.a.update(req.NamespacedName, configFor(rev, r.a.opts.MaxWait), readyAddresses(endpointslices.Trusted(ctx, items)))
+	r.a.update(req.NamespacedName, configFor(rev, r.a.opts.MaxWait), endpointAddresses(endpointslices.Trusted(ctx, items)))
 	return reconcile.Result{}, nil
 }
 
-// readyAddresses are the host:port of the slices' ready endpoints (ready
-// unset counts as ready, as Kubernetes says) on the port named http,
-// sorted and without repeats. Any address type dials the same: knit dev
-// publishes 127.0.0.1 as an FQDN.
-func readyAddresses(items []discoveryv1.EndpointSlice) []string {
-	var out []string
+// endpointAddresses are the Revision's replicas in the slices, as
+// host:port on the port named http, sorted and without repeats: ready
+// ones (ready unset counts as ready, as Kubernetes says) and the ones not
+// ready yet, which the activator probes itself, as Knative's does, so a
+// replica takes its first request as soon as its queue-proxy answers
+// rather than after its readiness has gone through the API server.
+// Terminating endpoints are neither. Any address type dials the same:
+// knit dev publishes 127.0.0.1 as an FQDN.
+func endpointAddresses(items []discoveryv1.EndpointSlice) endpointSet {
+	var set endpointSet
 	for _, s := range items {
 		port := int32(0)
 		for _, p := range s.Ports {
@@ -176,14 +180,30 @@ func readyAddresses(items []discoveryv1.EndpointSlice) []string {
 			continue
 		}
 		for _, ep := range s.Endpoints {
-			if len(ep.Addresses) == 0 || (ep.Conditions.Ready != nil && !*ep.Conditions.Ready) {
+			if len(ep.Addresses) == 0 || ptr.Deref(ep.Conditions.Terminating, false) {
 				continue
 			}
-			out = append(out, net.JoinHostPort(ep.Addresses[0], strconv.Itoa(int(port))))
+			addr := net.JoinHostPort(ep.Addresses[0], strconv.Itoa(int(port)))
+			if ptr.Deref(ep.Conditions.Ready, true) {
+				set.ready = append(set.ready, addr)
+			} else {
+				set.notReady = append(set.notReady, addr)
+			}
 		}
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	set.ready = slices.Compact(slices.Sorted(slices.Values(set.ready)))
+	set.notReady = slices.DeleteFunc(slices.Compact(slices.Sorted(slices.Values(set.notReady))), func(addr string) bool {
+		_, found := slices.BinarySearch(set.ready, addr)
+		return found
+	})
+	return set
+}
+
+// endpointSet is a Revision's replicas as its slices list them.
+type endpointSet struct {
+	// ready are the endpoints Kubernetes says are ready; notReady the
+	// others that are not terminating. Both sorted, disjoint.
+	ready, notReady []string
 }
 
 // activatorAddresses are the addresses of the slices' ready endpoints,

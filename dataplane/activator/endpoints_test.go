@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -33,26 +34,36 @@ func ep(addr string, ready *bool) discoveryv1.Endpoint {
 	return discoveryv1.Endpoint{Addresses: []string{addr}, Conditions: discoveryv1.EndpointConditions{Ready: ready}}
 }
 
-func TestReadyAddresses(t *testing.T) {
+func TestEndpointAddresses(t *testing.T) {
 	serving := map[string]int32{"http": 8012, "http-autometric": 9091}
+	terminating := func(addr string, ready bool) discoveryv1.Endpoint {
+		e := ep(addr, ptr.To(ready))
+		e.Conditions.Terminating = ptr.To(true)
+		return e
+	}
 	for _, tc := range []struct {
 		name   string
 		slices []discoveryv1.EndpointSlice
-		want   []string
+		want   endpointSet
 	}{
 		{name: "none"},
 		{
-			name:   "ready unset or true counts, false does not",
+			name:   "ready unset or true is ready, false is probed",
 			slices: []discoveryv1.EndpointSlice{slice(serving, ep("10.0.0.2", nil), ep("10.0.0.1", ptr.To(true)), ep("10.0.0.3", ptr.To(false)))},
-			want:   []string{"10.0.0.1:8012", "10.0.0.2:8012"},
+			want:   endpointSet{ready: []string{"10.0.0.1:8012", "10.0.0.2:8012"}, notReady: []string{"10.0.0.3:8012"}},
+		},
+		{
+			name:   "terminating is neither, ready or not",
+			slices: []discoveryv1.EndpointSlice{slice(serving, terminating("10.0.0.1", true), terminating("10.0.0.2", false), ep("10.0.0.3", nil))},
+			want:   endpointSet{ready: []string{"10.0.0.3:8012"}},
 		},
 		{
 			name: "knit dev: a slice per replica, all 127.0.0.1 on their own ports",
 			slices: []discoveryv1.EndpointSlice{
 				slice(map[string]int32{"http": 40001}, ep("127.0.0.1", ptr.To(true))),
-				slice(map[string]int32{"http": 40002}, ep("127.0.0.1", ptr.To(true))),
+				slice(map[string]int32{"http": 40002}, ep("127.0.0.1", ptr.To(false))),
 			},
-			want: []string{"127.0.0.1:40001", "127.0.0.1:40002"},
+			want: endpointSet{ready: []string{"127.0.0.1:40001"}, notReady: []string{"127.0.0.1:40002"}},
 		},
 		{
 			name:   "no http port: skipped",
@@ -61,12 +72,12 @@ func TestReadyAddresses(t *testing.T) {
 		{
 			name:   "IPv6 is bracketed",
 			slices: []discoveryv1.EndpointSlice{slice(serving, ep("fd00::1", nil))},
-			want:   []string{"[fd00::1]:8012"},
+			want:   endpointSet{ready: []string{"[fd00::1]:8012"}},
 		},
 		{
-			name:   "the same address in two slices once",
-			slices: []discoveryv1.EndpointSlice{slice(serving, ep("10.0.0.1", nil)), slice(serving, ep("10.0.0.1", nil))},
-			want:   []string{"10.0.0.1:8012"},
+			name:   "the same address in two slices once, ready where either says so",
+			slices: []discoveryv1.EndpointSlice{slice(serving, ep("10.0.0.1", nil), ep("10.0.0.2", ptr.To(false))), slice(serving, ep("10.0.0.1", ptr.To(false)), ep("10.0.0.2", ptr.To(false)))},
+			want:   endpointSet{ready: []string{"10.0.0.1:8012"}, notReady: []string{"10.0.0.2:8012"}},
 		},
 		{
 			name:   "an endpoint without addresses is skipped",
@@ -74,8 +85,8 @@ func TestReadyAddresses(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, readyAddresses(tc.slices)); diff != "" {
-				t.Fatalf("readyAddresses (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, endpointAddresses(tc.slices), cmp.AllowUnexported(endpointSet{}), cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("endpointAddresses (-want +got):\n%s", diff)
 			}
 		})
 	}

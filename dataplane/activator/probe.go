@@ -18,12 +18,25 @@ const (
 	probeUserAgent = "Knative-Activator-Probe"
 )
 
-// probeBackoff is the wait after the attempt'th failed probe (from 0):
-// 25ms doubling up to 1s, so a replica that turns ready is seen within
-// about a second at worst, and within milliseconds during a cold start.
-func probeBackoff(attempt int) time.Duration {
+// How a candidate is probed until it first answers: every
+// fastProbeInterval for its first fastProbeFor, as the queue-proxy probes
+// its app and the kubelet a new container, so a cold start is seen within
+// milliseconds (a refused dial on a pod's network costs microseconds);
+// then 25ms doubling up to a second, so one that stays unready for long
+// costs a probe a second.
+const (
+	fastProbeInterval = 5 * time.Millisecond
+	fastProbeFor      = 250 * time.Millisecond
+)
+
+// probeBackoff is the wait after a failed probe of a candidate probed
+// since elapsed ago; slow counts the failures after its fast ones.
+func probeBackoff(elapsed time.Duration, slow int) time.Duration {
+	if elapsed < fastProbeFor {
+		return fastProbeInterval
+	}
 	d := 25 * time.Millisecond
-	for range attempt {
+	for range slow {
 		d *= 2
 		if d >= time.Second {
 			return time.Second
@@ -63,6 +76,7 @@ func probe(ctx context.Context, rt http.RoundTripper, addr string, timeout time.
 // adds it to the Revision's ready endpoints, unless c was replaced or
 // stopped meanwhile.
 func (r *revision) probeUntilReady(ctx context.Context, addr string, c *candidate) {
+	began, slow := time.Now(), 0
 	for attempt := 0; ; attempt++ {
 		err := probe(ctx, r.a.transport.HTTP1, addr, r.a.opts.ProbeTimeout)
 		if err == nil {
@@ -77,7 +91,11 @@ func (r *revision) probeUntilReady(ctx context.Context, addr string, c *candidat
 		if attempt == 0 {
 			r.a.log.Debug("Replica not ready yet", "revision", r.name, "addr", addr, "err", err)
 		}
-		if forward.Pause(ctx, probeBackoff(attempt)) != nil {
+		wait := probeBackoff(time.Since(began), slow)
+		if wait > fastProbeInterval {
+			slow++
+		}
+		if forward.Pause(ctx, wait) != nil {
 			return
 		}
 	}

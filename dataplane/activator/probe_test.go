@@ -11,14 +11,19 @@ import (
 )
 
 func TestProbeBackoff(t *testing.T) {
-	want := []time.Duration{25, 50, 100, 200, 400, 800, 1000, 1000, 1000}
-	for i, w := range want {
-		if got := probeBackoff(i); got != w*time.Millisecond {
-			t.Errorf("probeBackoff(%d) = %v, want %v", i, got, w*time.Millisecond)
+	for _, elapsed := range []time.Duration{0, 100 * time.Millisecond, fastProbeFor - time.Millisecond} {
+		if got := probeBackoff(elapsed, 0); got != fastProbeInterval {
+			t.Errorf("probeBackoff(%v, 0) = %v, want %v while fast", elapsed, got, fastProbeInterval)
 		}
 	}
-	if got := probeBackoff(1000); got != time.Second {
-		t.Errorf("probeBackoff(1000) = %v, want 1s", got)
+	want := []time.Duration{25, 50, 100, 200, 400, 800, 1000, 1000, 1000}
+	for i, w := range want {
+		if got := probeBackoff(fastProbeFor, i); got != w*time.Millisecond {
+			t.Errorf("probeBackoff(%v, %d) = %v, want %v", fastProbeFor, i, got, w*time.Millisecond)
+		}
+	}
+	if got := probeBackoff(time.Hour, 1000); got != time.Second {
+		t.Errorf("probeBackoff(1h, 1000) = %v, want 1s", got)
 	}
 }
 

@@ -27,10 +27,12 @@ type revision struct {
 	candidates map[string]*candidate
 }
 
-// candidate is one listed endpoint: its prober, and whether it passed.
+// candidate is one listed endpoint: its prober, whether it passed, and
+// whether the source lists it ready.
 type candidate struct {
-	stop  context.CancelFunc
-	ready bool
+	stop   context.CancelFunc
+	ready  bool
+	listed bool
 }
 
 // revisionConfig is what the throttler needs from a Revision's spec.
@@ -69,11 +71,16 @@ func newRevision(a *Activator, key types.NamespacedName, cfg revisionConfig) *re
 	return r
 }
 
-// setCandidates makes addrs the Revision's endpoints: new ones are probed
-// before they take traffic, vanished ones stop taking it at once.
-func (r *revision) setCandidates(addrs []string) {
-	want := make(map[string]bool, len(addrs))
-	for _, addr := range addrs {
+// setCandidates makes eps the Revision's endpoints. New ones, ready or
+// not, are probed before they take traffic; vanished ones stop taking it
+// at once; one the source no longer says is ready (its readiness probe
+// failed) stops taking it and is probed again.
+func (r *revision) setCandidates(eps endpointSet) {
+	want := make(map[string]bool, len(eps.ready)+len(eps.notReady))
+	for _, addr := range eps.notReady {
+		want[addr] = false
+	}
+	for _, addr := range eps.ready {
 		want[addr] = true
 	}
 	r.mu.Lock()
@@ -81,24 +88,32 @@ func (r *revision) setCandidates(addrs []string) {
 	if r.candidates == nil {
 		return
 	}
-	r.thr.list(addrs)
+	r.thr.list(eps.ready)
 	for addr, c := range r.candidates {
-		if !want[addr] {
+		listed, ok := want[addr]
+		switch {
+		case !ok:
 			c.stop()
 			delete(r.candidates, addr)
 			r.thr.remove(addr)
+		case c.listed && !listed:
+			c.stop()
+			r.thr.remove(addr)
+			r.startProbeLocked(addr, false)
+		default:
+			c.listed = listed
 		}
 	}
-	for addr := range want {
+	for addr, listed := range want {
 		if _, ok := r.candidates[addr]; !ok {
-			r.startProbeLocked(addr)
+			r.startProbeLocked(addr, listed)
 		}
 	}
 }
 
-func (r *revision) startProbeLocked(addr string) {
+func (r *revision) startProbeLocked(addr string, listed bool) {
 	ctx, stop := context.WithCancel(r.a.ctx)
-	c := &candidate{stop: stop}
+	c := &candidate{stop: stop, listed: listed}
 	r.candidates[addr] = c
 	go r.probeUntilReady(ctx, addr, c)
 }
@@ -115,7 +130,7 @@ func (r *revision) demote(addr string) {
 	r.a.log.Debug("Replica refused a connection; probing it again", "revision", r.name, "addr", addr)
 	c.stop()
 	r.thr.remove(addr)
-	r.startProbeLocked(addr)
+	r.startProbeLocked(addr, c.listed)
 }
 
 // close stops every prober and fails waiting requests.

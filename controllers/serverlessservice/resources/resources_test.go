@@ -35,8 +35,8 @@ func TestMakeServices(t *testing.T) {
 		Spec: corev1.ServiceSpec{
 			Selector: map[string]string{servingv1.RevisionLabelKey: "hello-00001"},
 			Ports: []corev1.ServicePort{
-				{Name: "http", Port: 80, TargetPort: intstr.FromString("http")},
-				{Name: "http-autometric", Port: 9090, TargetPort: intstr.FromString("http-autometric")},
+				{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromString("http")},
+				{Name: "http-autometric", Protocol: corev1.ProtocolTCP, Port: 9090, TargetPort: intstr.FromString("http-autometric")},
 			},
 		},
 	}
@@ -45,7 +45,7 @@ func TestMakeServices(t *testing.T) {
 	}
 	wantPublic := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello-00001", Labels: labels("Public"), OwnerReferences: owner},
-		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(80)}}},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(80)}}},
 	}
 	if diff := cmp.Diff(wantPublic, MakePublicService(s)); diff != "" {
 		t.Errorf("MakePublicService (-want +got):\n%s", diff)

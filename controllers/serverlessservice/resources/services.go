@@ -40,8 +40,8 @@ func MakePrivateService(sks *networkingv1alpha1.ServerlessService) *corev1.Servi
 		Spec: corev1.ServiceSpec{
 			Selector: map[string]string{servingv1.RevisionLabelKey: sks.Name},
 			Ports: []corev1.ServicePort{
-				{Name: HTTPPortName, Port: ServicePort, TargetPort: intstr.FromString(QueueHTTPPortName)},
-				{Name: MetricsPortName, Port: MetricsPort, TargetPort: intstr.FromString(QueueMetricsPortName)},
+				{Name: HTTPPortName, Protocol: corev1.ProtocolTCP, Port: ServicePort, TargetPort: intstr.FromString(QueueHTTPPortName)},
+				{Name: MetricsPortName, Protocol: corev1.ProtocolTCP, Port: MetricsPort, TargetPort: intstr.FromString(QueueMetricsPortName)},
 			},
 		},
 	}
@@ -52,7 +52,7 @@ func MakePublicService(sks *networkingv1alpha1.ServerlessService) *corev1.Servic
 	return &corev1.Service{
 		ObjectMeta: meta(sks, PublicServiceName(sks), networkingv1alpha1.ServiceTypePublic),
 		Spec: corev1.ServiceSpec{
-			Ports: []corev1.ServicePort{{Name: HTTPPortName, Port: ServicePort, TargetPort: intstr.FromInt32(ServicePort)}},
+			Ports: []corev1.ServicePort{{Name: HTTPPortName, Protocol: corev1.ProtocolTCP, Port: ServicePort, TargetPort: intstr.FromInt32(ServicePort)}},
 		},
 	}
 }
