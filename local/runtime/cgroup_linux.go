@@ -435,7 +435,10 @@ func (cg *containerCgroup) enter(cmd *exec.Cmd) (leave func() (stuck bool), err 
 		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cg.fd
 		return func() bool { return false }, nil
 	}
-	tid := []byte(strconv.Itoa(unix.Gettid()))
+	// "0" is the writing thread itself. Naming it by its id instead makes
+	// the kernel take the global threadgroup lock for writing, which waits
+	// for an RCU grace period: ~4 ms a write here, 12 ms of every start.
+	tid := []byte("0")
 	var joined []string
 	back := func() bool {
 		stuck := false
