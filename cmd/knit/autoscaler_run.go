@@ -46,7 +46,7 @@ func runAutoscalerServe(ctx context.Context, args []string, stderr io.Writer) er
 	if err := store.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	scaler, err := platform.SetupAutoscaler(mgr, store)
+	scaler, err := platform.SetupAutoscaler(mgr, store, nil)
 	if err != nil {
 		return err
 	}

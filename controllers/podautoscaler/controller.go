@@ -22,13 +22,22 @@ import (
 type Reconciler struct {
 	client      client.Client
 	recommender Recommender
+	hinter      ScaleHinter
+}
+
+// ScaleHinter hears of a scale-up just before the Deployment's write is
+// sent. knit dev's local runtime, in the same process, starts replicas on
+// it rather than when the write has come back through its watch; on a
+// cluster there is none.
+type ScaleHinter interface {
+	HintScale(dep *appsv1.Deployment, replicas int32)
 }
 
 // SetupWithManager registers the reconciler. A Deployment's status change
 // (replicas becoming ready) requeues the PodAutoscaler of its Revision,
 // which has the Revision's name; wakes, when given, carry the autoscaler's
-// "decide now" (each tick, a request at zero).
-func SetupWithManager(mgr ctrl.Manager, rec Recommender, wakes <-chan event.GenericEvent) error {
+// "decide now" (each tick, a request at zero). hinter may be nil.
+func SetupWithManager(mgr ctrl.Manager, rec Recommender, wakes <-chan event.GenericEvent, hinter ScaleHinter) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&autoscalingv1alpha1.PodAutoscaler{}).
 		Owns(&networkingv1alpha1.ServerlessService{}).
@@ -36,7 +45,7 @@ func SetupWithManager(mgr ctrl.Manager, rec Recommender, wakes <-chan event.Gene
 	if wakes != nil {
 		b = b.WatchesRawSource(source.Channel(wakes, &handler.EnqueueRequestForObject{}))
 	}
-	return b.Complete(conflict.Requeue(&Reconciler{client: mgr.GetClient(), recommender: rec}))
+	return b.Complete(conflict.Requeue(&Reconciler{client: mgr.GetClient(), recommender: rec, hinter: hinter}))
 }
 
 func paForDeployment(_ context.Context, obj client.Object) []reconcile.Request {

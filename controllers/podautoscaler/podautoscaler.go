@@ -77,6 +77,9 @@ func (r *Reconciler) scale(ctx context.Context, dep *appsv1.Deployment, desired 
 	if ptr.Deref(dep.Spec.Replicas, 1) == desired {
 		return nil
 	}
+	if r.hinter != nil && desired > ptr.Deref(dep.Spec.Replicas, 1) {
+		r.hinter.HintScale(dep, desired)
+	}
 	patch := client.MergeFrom(dep.DeepCopy())
 	dep.Spec.Replicas = ptr.To(desired)
 	if err := r.client.Patch(ctx, dep, patch); err != nil {

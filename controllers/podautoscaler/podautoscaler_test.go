@@ -3,6 +3,7 @@ package podautoscaler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -196,5 +197,50 @@ func TestReconcileForgetsTheDeleted(t *testing.T) {
 	}
 	if diff := cmp.Diff([]types.NamespacedName{key}, rec.forgot); diff != "" {
 		t.Errorf("forgotten (-want +got):\n%s", diff)
+	}
+}
+
+// hints records what a ScaleHinter hears, and whether the Deployment's
+// write had been sent by then.
+type hints struct {
+	c     client.Client
+	heard []string
+}
+
+func (h *hints) HintScale(dep *appsv1.Deployment, replicas int32) {
+	stored := &appsv1.Deployment{}
+	_ = h.c.Get(context.Background(), client.ObjectKeyFromObject(dep), stored)
+	h.heard = append(h.heard, fmt.Sprintf("%s to %d, stored at %d", dep.Name, replicas, ptr.Deref(stored.Spec.Replicas, -1)))
+}
+
+// A scale-up is told to the hinter before its write; a scale-down or
+// no change is not.
+func TestScaleUpIsHintedBeforeItsWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		have, rec int32
+		want      []string
+	}{
+		{"from zero", 0, 1, []string{"hello-00001-deployment to 1, stored at 0"}},
+		{"up", 2, 5, []string{"hello-00001-deployment to 5, stored at 2"}},
+		{"down", 3, 1, nil},
+		{"unchanged", 2, 2, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			scheme, err := api.NewScheme()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(testPA(), testDeployment(tc.have, tc.have)).
+				WithStatusSubresource(&autoscalingv1alpha1.PodAutoscaler{}, &networkingv1alpha1.ServerlessService{}, &appsv1.Deployment{}).Build()
+			h := &hints{c: c}
+			r := &Reconciler{client: c, recommender: &fixed{rec: Recommendation{DesiredScale: tc.rec, Mode: networkingv1alpha1.SKSOperationModeServe}}, hinter: h}
+			if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key}); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, h.heard); diff != "" {
+				t.Errorf("hints (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -99,7 +99,7 @@ func startManager(ctx context.Context, cfg *rest.Config) (client.Client, error) 
 		func() error {
 			return revision.SetupWithManager(mgr, store, revision.Options{QueueImage: "knit://queue"})
 		},
-		func() error { return podautoscaler.SetupWithManager(mgr, podautoscaler.StaticRecommender{}, nil) },
+		func() error { return podautoscaler.SetupWithManager(mgr, podautoscaler.StaticRecommender{}, nil, nil) },
 		func() error { return serverlessservice.SetupWithManager(mgr, activator) },
 		func() error { return route.SetupWithManager(mgr, store, ingressPort) },
 		func() error { return gc.SetupWithManager(mgr, store) },

@@ -51,6 +51,10 @@ type Activator struct {
 	peers   peers
 	peersMu sync.Mutex
 
+	// expected are replicas announced ahead of their slices
+	// (ExpectSlices).
+	expected expected
+
 	// resolve, set by SetupWithManager, reads a Revision the activator
 	// does not know yet from the manager's cache: a request may arrive
 	// before the reconciler saw its Revision.
@@ -152,7 +156,7 @@ func (a *Activator) update(key types.NamespacedName, cfg revisionConfig, eps end
 	if ok {
 		r.thr.configure(cfg.containerConcurrency, cfg.wait)
 	}
-	r.setCandidates(eps)
+	r.setEndpoints(&eps, func() []string { return a.expected.announcedFor(key, time.Now()) })
 }
 
 // setPeers places this activator among the activators and rebalances

@@ -25,6 +25,20 @@ type revision struct {
 	// candidates are the endpoints the source lists, ready or still
 	// probed; nil once the Revision is forgotten.
 	candidates map[string]*candidate
+	// listed is what the source last listed, before announcements.
+	listed endpointSet
+}
+
+// setEndpoints makes listed (when not nil) what the source lists and
+// applies it with the endpoints announced ahead of it, in one step, so a
+// concurrent listing and announcement cannot undo each other.
+func (r *revision) setEndpoints(listed *endpointSet, announced func() []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if listed != nil {
+		r.listed = *listed
+	}
+	r.setCandidatesLocked(r.listed.withAnnounced(announced()))
 }
 
 // candidate is one listed endpoint: its prober, whether it passed, and
@@ -71,11 +85,11 @@ func newRevision(a *Activator, key types.NamespacedName, cfg revisionConfig) *re
 	return r
 }
 
-// setCandidates makes eps the Revision's endpoints. New ones, ready or
+// setCandidatesLocked makes eps the Revision's endpoints. New ones, ready or
 // not, are probed before they take traffic; vanished ones stop taking it
 // at once; one the source no longer says is ready (its readiness probe
 // failed) stops taking it and is probed again.
-func (r *revision) setCandidates(eps endpointSet) {
+func (r *revision) setCandidatesLocked(eps endpointSet) {
 	want := make(map[string]bool, len(eps.ready)+len(eps.notReady))
 	for _, addr := range eps.notReady {
 		want[addr] = false
@@ -83,8 +97,6 @@ func (r *revision) setCandidates(eps endpointSet) {
 	for _, addr := range eps.ready {
 		want[addr] = true
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.candidates == nil {
 		return
 	}

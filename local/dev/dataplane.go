@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"net/http/pprof"
 
+	discoveryv1 "k8s.io/api/discovery/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -64,19 +66,27 @@ func (p *dataPlane) newManager(cfg *rest.Config, scheme *k8sruntime.Scheme, opts
 	if err != nil {
 		return nil, fmt.Errorf("data plane manager: %w", err)
 	}
-	scaler, err := platform.SetupAutoscaler(mgr, p.store)
+	var activate *activator.Activator // made below, before anything runs
+	rt, err := runtime.New(runtime.Options{StateDir: opts.StateDir, SourceDir: p.git.sourceDir, Network: p.network, OCI: p.oci,
+		// The activator probes a new replica when the runtime is about to
+		// publish it, not after the write came back (ExpectSlices).
+		ExpectSlices: func(svc types.NamespacedName, labels map[string]string, slices []discoveryv1.EndpointSlice) {
+			activate.ExpectSlices(svc, labels, slices)
+		}})
+	if err != nil {
+		return nil, fmt.Errorf("local runtime: %w", err)
+	}
+	// The runtime hears of scale-ups from the autoscaler in process,
+	// before they reach the API server (Runtime.HintScale).
+	scaler, err := platform.SetupAutoscaler(mgr, p.store, rt)
 	if err != nil {
 		return nil, err
 	}
-	activate, err := activator.New(activator.Options{Reporter: scaler, Registry: metrics.Registry, Logger: slog.Default(), RouteKeys: p.routeKeys})
+	activate, err = activator.New(activator.Options{Reporter: scaler, Registry: metrics.Registry, Logger: slog.Default(), RouteKeys: p.routeKeys})
 	if err != nil {
 		return nil, fmt.Errorf("activator: %w", err)
 	}
 	p.act.srv.Server.Handler = activate
-	rt, err := runtime.New(runtime.Options{StateDir: opts.StateDir, SourceDir: p.git.sourceDir, Network: p.network, OCI: p.oci})
-	if err != nil {
-		return nil, fmt.Errorf("local runtime: %w", err)
-	}
 	for _, s := range []struct {
 		name  string
 		setup func() error

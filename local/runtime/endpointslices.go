@@ -47,6 +47,9 @@ func (r *endpointSliceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	if err == nil && svc.DeletionTimestamp == nil {
 		want = makeEndpointSlices(&svc, r.rt.replicasIn(req.Namespace))
 	}
+	if expect := r.rt.opts.ExpectSlices; expect != nil {
+		expect(req.NamespacedName, svc.Labels, want)
+	}
 
 	have, err := endpointslices.List(ctx, r.rt.client, req.NamespacedName)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // DefaultHostEnv names the variables of knit dev's own environment that
@@ -67,6 +69,12 @@ type Options struct {
 	// nil: an image that is neither ko:// nor knit:// cannot run and its
 	// Deployment says so (ImageNotRunnable).
 	OCI *OCI
+	// ExpectSlices, when set, hears of every Service's EndpointSlices just
+	// before the runtime writes them (none once the Service is gone): the
+	// activator in the same process probes a new replica as soon as it
+	// has an address, rather than after the slice's write has come back
+	// through its watch.
+	ExpectSlices func(service types.NamespacedName, labels map[string]string, slices []discoveryv1.EndpointSlice)
 }
 
 // Defaults fills what was left empty.

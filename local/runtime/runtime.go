@@ -48,6 +48,7 @@ type Runtime struct {
 	mu          sync.Mutex
 	closed      bool
 	deployments map[types.NamespacedName]*deploymentState
+	hints       map[types.NamespacedName]scaleHint // HintScale's, until the watch catches up
 }
 
 // deploymentState is the runtime's side of one Deployment.
@@ -217,7 +218,7 @@ func (rt *Runtime) sync(d *appsv1.Deployment) (synced, error) {
 	}
 	now := time.Now()
 	var retryIn time.Duration
-	plan := planScale(st.views(now), hash, desiredReplicas(d))
+	plan := planScale(st.views(now), hash, rt.replicasWanted(key, d, now))
 	if st.refusal != nil && now.Before(st.retryAt) && plan.start > 0 {
 		plan.start, retryIn = 0, st.retryAt.Sub(now)
 	}
@@ -263,6 +264,7 @@ func (rt *Runtime) podAdmitted(key types.NamespacedName, hash string) {
 func (rt *Runtime) forget(key types.NamespacedName) []replicaView {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
+	delete(rt.hints, key)
 	st := rt.deployments[key]
 	if st == nil {
 		return nil

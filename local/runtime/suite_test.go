@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -69,7 +71,9 @@ var suite struct {
 	state  string
 	// ociErr is why the runtime runs no images (not root, no runc).
 	ociErr error
-	stop   func(keepState bool) error
+	// expected is what the runtime announced through ExpectSlices.
+	expected announcements
+	stop     func(keepState bool) error
 }
 
 // startSuite starts the shared control plane on first use.
@@ -110,7 +114,8 @@ func setUpSuite() error {
 	}
 	oci, ociErr := OpenOCI(context.Background(), OCIOptions{StateDir: state})
 	suite.ociErr = ociErr
-	rt, err := New(Options{StateDir: state, Executable: httpServer, ShutdownGracePeriod: 5 * time.Second, SourceDir: annotatedSourceDir, VolumeSyncPeriod: 200 * time.Millisecond, OCI: oci})
+	rt, err := New(Options{StateDir: state, Executable: httpServer, ShutdownGracePeriod: 5 * time.Second, SourceDir: annotatedSourceDir, VolumeSyncPeriod: 200 * time.Millisecond, OCI: oci,
+		ExpectSlices: suite.expected.record})
 	if err != nil {
 		return err
 	}
@@ -139,6 +144,29 @@ func setUpSuite() error {
 		return os.RemoveAll(state)
 	}
 	return nil
+}
+
+// announcements are the slices the runtime announced, per Service, in
+// the order it did.
+type announcements struct {
+	mu  sync.Mutex
+	log map[types.NamespacedName][][]discoveryv1.EndpointSlice
+}
+
+func (a *announcements) record(svc types.NamespacedName, _ map[string]string, slices []discoveryv1.EndpointSlice) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.log == nil {
+		a.log = map[types.NamespacedName][][]discoveryv1.EndpointSlice{}
+	}
+	a.log[svc] = append(a.log[svc], slices)
+}
+
+// of is every announcement for svc so far.
+func (a *announcements) of(svc types.NamespacedName) [][]discoveryv1.EndpointSlice {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.log[svc])
 }
 
 // newNamespace makes a namespace for one test.
