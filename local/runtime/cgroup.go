@@ -131,7 +131,7 @@ type replicaCgroups struct {
 // Without them replicas run as before, unlimited; that is said once, when
 // a container that asks for limits starts (see unenforced).
 func (rt *Runtime) openCgroups() {
-	rt.cgroups.tree, rt.cgroups.err = openCgroupTree(rt.instance)
+	rt.cgroups.tree, rt.cgroups.err = openCgroupTree(rt.instance, treeShares(rt.node.allocatable.cpuMilli))
 	if rt.cgroups.err != nil {
 		rt.log.Info("Replicas run without cgroups: resource limits are not enforced", "reason", rt.cgroups.err.Error())
 	}
@@ -175,6 +175,19 @@ func (r *replica) containerCgroup(c *corev1.Container) (*containerCgroup, error)
 		return nil, fmt.Errorf("cgroup: %w", err)
 	}
 	return cg, nil
+}
+
+// treeShares is the CPU weight of the runtime's whole tree, the kubelet's
+// for its kubepods cgroup: 1024 shares per allocatable CPU (every CPU of
+// the machine when Allocatable leaves it out). The kernel's default, 1024,
+// weighs all the replicas together like one busy thread of knit dev or its
+// API server, which are busiest exactly when a replica starts: a cold
+// start then waited on them (the ko:// median 30 % slower here).
+func treeShares(cpuMilli int64) int64 {
+	if cpuMilli <= 0 {
+		cpuMilli = machineAllocatable().cpuMilli
+	}
+	return min(max(cpuMilli*sharesPerCPU/1000, minShares), maxShares)
 }
 
 // startIn starts cmd in the network and the cgroup from the caller's

@@ -162,7 +162,7 @@ type cgroupTree struct {
 // in its cgroup: the shell it was started from, in a session scope) move
 // to a leaf <own>/init beside the runtime's directory, as Docker-in-Docker
 // moves its own; limits that cover <own> still cover them.
-func openCgroupTree(instance string) (*cgroupTree, error) {
+func openCgroupTree(instance string, shares int64) (*cgroupTree, error) {
 	host, err := detectCgroupHost()
 	if err != nil {
 		return nil, err
@@ -201,7 +201,25 @@ func openCgroupTree(instance string) (*cgroupTree, error) {
 			return nil, errors.Join(errs...)
 		}
 	}
+	if err := t.weigh(shares); err != nil {
+		return nil, err
+	}
 	return t, t.removeLeftovers()
+}
+
+// weigh gives the tree's root its CPU weight among its siblings.
+func (t *cgroupTree) weigh(shares int64) error {
+	if t.v2 {
+		if !slices.Contains(t.controllers, "cpu") {
+			return nil
+		}
+		return writeCgroupFile(filepath.Join(t.roots[""], "cpu.weight"), strconv.FormatInt(sharesToWeight(shares), 10))
+	}
+	root, ok := t.roots["cpu"]
+	if !ok {
+		return nil
+	}
+	return writeCgroupFile(filepath.Join(root, "cpu.shares"), strconv.FormatInt(shares, 10))
 }
 
 // delegate enables the memory and cpu controllers in own's children and

@@ -14,7 +14,7 @@ type (
 	containerCgroup struct{ limits limits }
 )
 
-func openCgroupTree(string) (*cgroupTree, error) {
+func openCgroupTree(string, int64) (*cgroupTree, error) {
 	return nil, errors.New("resource limits need Linux's cgroups")
 }
 

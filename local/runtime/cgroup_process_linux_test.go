@@ -28,7 +28,7 @@ import (
 // placement); not root, there are none and the runtime says why.
 func TestContainerProcessIsBornInItsCgroup(t *testing.T) {
 	trees := map[string]*cgroupTree{}
-	tree, err := openCgroupTree("test-" + rand.String(6))
+	tree, err := openCgroupTree("test-"+rand.String(6), 2048)
 	if err != nil {
 		if os.Geteuid() == 0 {
 			t.Fatalf("no cgroups as root: %v", err)
@@ -36,6 +36,16 @@ func TestContainerProcessIsBornInItsCgroup(t *testing.T) {
 		return
 	}
 	trees["this machine's"] = tree
+	// The whole tree weighs as the kubelet's kubepods: 1024 shares a CPU.
+	if root, ok := tree.roots["cpu"]; ok && !tree.v2 {
+		if b, err := os.ReadFile(filepath.Join(root, "cpu.shares")); err != nil || strings.TrimSpace(string(b)) != "2048" {
+			t.Errorf("tree cpu.shares = %q, %v; want 2048", b, err)
+		}
+	} else if tree.v2 && slices.Contains(tree.controllers, "cpu") {
+		if b, err := os.ReadFile(filepath.Join(tree.roots[""], "cpu.weight")); err != nil || strings.TrimSpace(string(b)) != strconv.FormatInt(sharesToWeight(2048), 10) {
+			t.Errorf("tree cpu.weight = %q, %v; want %d", b, err, sharesToWeight(2048))
+		}
+	}
 	if unified := unifiedBeside(t, tree); unified != nil {
 		trees["hybrid's unified"] = unified
 	}

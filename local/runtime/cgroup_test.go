@@ -140,3 +140,19 @@ func TestSharesToWeight(t *testing.T) {
 		}
 	}
 }
+
+func TestTreeShares(t *testing.T) {
+	for _, tc := range []struct {
+		cpuMilli, want int64
+	}{
+		{2000, 2048},
+		{500, 512},
+		{1, minShares},
+		{1 << 40, maxShares},
+		{0, machineAllocatable().cpuMilli * sharesPerCPU / 1000},
+	} {
+		if got := treeShares(tc.cpuMilli); got != tc.want {
+			t.Errorf("treeShares(%d) = %d, want %d", tc.cpuMilli, got, tc.want)
+		}
+	}
+}
