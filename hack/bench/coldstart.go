@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -255,8 +254,8 @@ func (d *knitDev) waitZero(ctx context.Context, c client.Client, pas []string) e
 			parts = append(parts, fmt.Sprintf("%s desired %d, actual %d", name, desired, actual))
 			zero = zero && desired == 0 && actual == 0
 		}
-		procs, bundles := processesUnder(filepath.Join(d.stateDir, "builds")), bundlesLeft(d.stateDir)
-		parts = append(parts, fmt.Sprintf("%d app processes, %d container bundles", procs, bundles))
+		procs, bundles := d.replicaProcesses(), bundlesLeft(d.stateDir)
+		parts = append(parts, fmt.Sprintf("%d replica processes, %d container bundles", procs, bundles))
 		if zero && procs == 0 && bundles == 0 {
 			return nil
 		}
@@ -268,20 +267,22 @@ func (d *knitDev) waitZero(ctx context.Context, c client.Client, pas []string) e
 	return fmt.Errorf("not at zero within %s: %s", zeroTimeout, last)
 }
 
-// processesUnder counts processes whose executable lies under dir.
-func processesUnder(dir string) int {
-	entries, _ := os.ReadDir("/proc")
+// replicaProcesses counts knit dev's descendants that belong to a
+// replica: the app, its queue-proxy, runc. Their executables' paths do
+// not tell (a ko:// app runs as /ko-app/<name> in a view of its own), so
+// their names do.
+func (d *knitDev) replicaProcesses() int {
 	n := 0
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && strings.HasPrefix(exe, dir+"/") {
+	for _, p := range d.tree() {
+		if replicaCommands[p.name] {
 			n++
 		}
 	}
 	return n
 }
+
+// replicaCommands are the command names of a replica's processes.
+var replicaCommands = map[string]bool{helloBinary: true, "knit-queue": true, "runc": true}
 
 // appBinary is the helloworld binary knit dev built (and runs), else one
 // built here the same way.
