@@ -34,9 +34,13 @@ const admissionRetry = 500 * time.Millisecond
 // of knit dev's namespaces) the dry run is skipped, and the Pod is
 // admitted as it is: a dry run is a few milliseconds on a cold start's
 // path. Its real create still goes through admission, and a refusal
-// then stops the replica (podReconciler).
-func (rt *Runtime) admit(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, *failure, error) {
-	if !rt.mayRefuse(ctx, pod.Namespace) {
+// then stops the replica (podReconciler); askFirst, set once a Pod of the
+// template was refused, makes the next one ask first whatever the
+// namespace looks like, so a refusal the namespace does not show (a
+// quota made between look and create, a webhook's mood) runs no process
+// again.
+func (rt *Runtime) admit(ctx context.Context, pod *corev1.Pod, askFirst bool) (*corev1.Pod, *failure, error) {
+	if !askFirst && !rt.mayRefuse(ctx, pod.Namespace) {
 		return pod, nil, nil
 	}
 	for {
@@ -78,14 +82,14 @@ func applyAdmitted(spec *corev1.PodSpec, admitted *corev1.Pod) {
 }
 
 // mayRefuse says whether anything in the API server could refuse or
-// change a Pod in namespace: a PodSecurity level it enforces, a
+// change a Pod in namespace: its deletion, a PodSecurity level it enforces, a
 // ResourceQuota or LimitRange in it, or any admission webhook or
 // validating policy that may see pods. Read from the manager's cache; an
 // error reading says yes.
 func (rt *Runtime) mayRefuse(ctx context.Context, namespace string) bool {
 	var ns corev1.Namespace
-	if err := rt.client.Get(ctx, client.ObjectKey{Name: namespace}, &ns); err != nil {
-		return true
+	if err := rt.client.Get(ctx, client.ObjectKey{Name: namespace}, &ns); err != nil || ns.DeletionTimestamp != nil {
+		return true // no namespace to read, or one that refuses every new Pod
 	}
 	for k := range ns.Labels {
 		if strings.HasPrefix(k, "pod-security.kubernetes.io/enforce") {

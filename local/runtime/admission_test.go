@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +11,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -101,4 +104,46 @@ func TestUnschedulablePodWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitForDeployment(t, key, time.Minute, "available once it asks for what fits", available)
+}
+
+// A namespace being deleted refuses every new Pod: a replica started
+// there runs no process, and the Deployment says FailedCreate with the
+// API server's words.
+func TestPodInATerminatingNamespaceNeverRuns(t *testing.T) {
+	startSuite(t)
+	t.Parallel()
+	ctx := context.Background()
+	ns := newNamespace(t)
+	d := revisionDeployment(ns, "late", 0, appContainer("knit://serve"))
+	create(t, d)
+	key := client.ObjectKeyFromObject(d)
+	// envtest runs no namespace controller: the namespace stays
+	// Terminating, its Deployment with it.
+	if err := suite.client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the namespace terminating in the cache", func() (bool, string) {
+		got := &corev1.Namespace{}
+		err := suite.client.Get(ctx, types.NamespacedName{Name: ns}, got)
+		return err == nil && got.DeletionTimestamp != nil, fmt.Sprintf("%v, %v", err, got.DeletionTimestamp)
+	})
+	if err := suite.client.Get(ctx, key, d); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Spec.Replicas = ptr.To[int32](1)
+	if err := suite.client.Patch(ctx, d, patch); err != nil {
+		t.Fatal(err)
+	}
+	got := waitForDeployment(t, key, 30*time.Second, "FailedCreate", failingWith(ReasonFailedCreate))
+	if c := condition(got, appsv1.DeploymentReplicaFailure); !strings.Contains(c.Message, "because it is being terminated") {
+		t.Errorf("ReplicaFailure message %q does not quote the API server", c.Message)
+	}
+	if pids := replicaPIDs(key); len(pids) != 0 {
+		t.Errorf("a refused replica runs processes %v", pids)
+	}
+	// Nothing ever ran: a container that starts has a log.
+	if logs, _ := filepath.Glob(filepath.Join(suite.state, "logs", ns, "late", "*")); len(logs) != 0 {
+		t.Errorf("a refused replica's containers ran: %v", logs)
+	}
 }

@@ -145,14 +145,15 @@
 // would, as a dry run (every admission plugin and webhook runs, nothing
 // is stored: ResourceQuota, LimitRange, PodSecurity), made while the
 // replica's network is, so a cold start waits for whichever is slower —
-// unless nothing could refuse or change it (no quota, LimitRange or
-// enforced PodSecurity level in the namespace, no webhook or policy on
-// pods; mayRefuse, from the cache), where the dry run's few milliseconds
-// are saved and a refusal of the real create (an invalid spec) stops the
-// replica the same way. A refusal ends the replica before it runs anything; the Deployment says
-// ReplicaFailure FailedCreate with the API server's words and starts no
-// replica of that template for 1 s, doubling to 30 s, until one is
-// admitted (a new template starts afresh). An admitted Pod's containers
+// unless nothing could refuse or change it (a namespace not being
+// deleted, without quota, LimitRange or enforced PodSecurity level, no
+// webhook or policy on pods; mayRefuse, from the cache), where the dry
+// run's few milliseconds are saved and a refusal of the real create (a
+// quota made meanwhile) stops the replica, and every later replica of
+// the template asks first. A refusal ends the replica before it runs
+// anything; the Deployment says ReplicaFailure FailedCreate with the API
+// server's words and starts no replica of that template for 1 s, doubling
+// to 30 s, until one is admitted (a new template starts afresh). An admitted Pod's containers
 // get the requests and limits admission settled on (a LimitRange's
 // defaults), and the Pod is published. Then the replica is placed on this
 // machine as the scheduler places a pod on a node: its containers'

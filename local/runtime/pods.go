@@ -300,9 +300,7 @@ func (r *replica) isTerminating() bool {
 
 // refuse stops a replica whose Pod the API server refused, recording why.
 func (r *replica) refuse(f *failure) {
-	r.mu.Lock()
-	r.refusal = f
-	r.mu.Unlock()
+	r.rt.podRefused(r, f)
 	r.log.Info("Pod refused by the API server; stopping its replica", "reason", f.Message)
 	r.stop()
 }

@@ -44,8 +44,9 @@ type replica struct {
 	net    *podNetwork
 	netErr error
 	cgroup *podCgroup // set before any container starts; nil without cgroups
-	// refusal is the API server's no to the replica's Pod: it never runs.
-	refusal *failure
+	// askFirst makes admission a dry run whatever the namespace looks
+	// like: a Pod of its template was refused before.
+	askFirst bool
 	// unschedulable is why the replica waits for room on this machine, in
 	// the scheduler's words; "" once placed.
 	unschedulable string
@@ -172,7 +173,7 @@ func (r *replica) start(pod *corev1.Pod) {
 	go func() {
 		answer := make(chan admission, 1)
 		go func() {
-			admitted, refusal, err := r.rt.admit(ctx, pod)
+			admitted, refusal, err := r.rt.admit(ctx, pod, r.askFirst)
 			answer <- admission{admitted, refusal, err}
 		}()
 		n, err := r.rt.openNetwork()
@@ -234,9 +235,7 @@ func (r *replica) admitAndPlace(ctx context.Context, pod *corev1.Pod, a admissio
 	case a.err != nil:
 		return false // stopped while asking
 	case a.refusal != nil:
-		r.mu.Lock()
-		r.refusal = a.refusal
-		r.mu.Unlock()
+		r.rt.podRefused(r, a.refusal)
 		r.log.Info("Pod refused by the API server", "reason", a.refusal.Message)
 		return false
 	}

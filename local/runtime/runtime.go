@@ -244,6 +244,17 @@ func (rt *Runtime) sync(d *appsv1.Deployment) (synced, error) {
 		refusal: st.refusal, retryIn: retryIn}, nil
 }
 
+// podRefused records the API server's no to r's Pod on its Deployment,
+// at once: a replacement started while r still stops waits for the
+// refusal's retry and then asks first (admit's askFirst).
+func (rt *Runtime) podRefused(r *replica, f *failure) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if st := rt.deployments[r.key]; st != nil && st.hash == r.hash {
+		st.refused(f, time.Now())
+	}
+}
+
 // podAdmitted clears the Deployment's refusal once one of its Pods of
 // template hash is admitted.
 func (rt *Runtime) podAdmitted(key types.NamespacedName, hash string) {
@@ -298,7 +309,7 @@ func (rt *Runtime) newReplica(key types.NamespacedName, st *deploymentState, d *
 		sa = "default"
 	}
 	r := &replica{
-		rt: rt, key: key, id: id, hash: st.hash, spec: &tmpl.Spec, ports: ports, pins: st.pins,
+		rt: rt, key: key, id: id, hash: st.hash, spec: &tmpl.Spec, ports: ports, pins: st.pins, askFirst: st.refusal != nil,
 		created: time.Now(), done: make(chan struct{}),
 		pod: podIdentity{
 			Name: key.Name + "-" + st.hash + "-" + id, Namespace: key.Namespace, UID: types.UID(rand.String(16)),
@@ -356,15 +367,9 @@ func (rt *Runtime) uniqueID(namespace string) string {
 // replicaGone drops a replica whose processes have all exited.
 func (rt *Runtime) replicaGone(r *replica) {
 	rt.node.remove(r)
-	r.mu.Lock()
-	refusal := r.refusal
-	r.mu.Unlock()
 	rt.mu.Lock()
 	if st := rt.deployments[r.key]; st != nil {
 		st.replicas = slices.DeleteFunc(st.replicas, func(x *replica) bool { return x == r })
-		if refusal != nil && st.hash == r.hash {
-			st.refused(refusal, time.Now())
-		}
 		if st.gone && len(st.replicas) == 0 {
 			delete(rt.deployments, r.key)
 		}
