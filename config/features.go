@@ -25,7 +25,7 @@ const (
 func (f Feature) On() bool { return f == FeatureEnabled || f == FeatureAllowed }
 
 // Features is config-features: the scheduling fields of a pod a Revision
-// may set. They are off by default, as in Knative, because they are the
+// may set, and whether admission defaults pods to secure settings. They are off by default, as in Knative, because they are the
 // cluster operator's business: a tolerations entry lets an app onto nodes
 // tainted for other tenants or for the control plane, a nodeSelector pins
 // it to nodes of the operator's choosing, a runtimeClassName picks a
@@ -37,6 +37,12 @@ type Features struct {
 	PodSpecTolerations Feature
 	// PodSpecRuntimeClassName is kubernetes.podspec-runtimeclassname.
 	PodSpecRuntimeClassName Feature
+	// SecurePodDefaults is secure-pod-defaults: Enabled makes admission
+	// default every container to the restricted Pod Security level
+	// (allowPrivilegeEscalation false, capabilities dropped, seccomp
+	// RuntimeDefault, runAsNonRoot) where the Revision leaves it unset,
+	// and lets a container add NET_BIND_SERVICE back.
+	SecurePodDefaults Feature
 }
 
 // ParseFeatures reads config-features with Knative's defaults (every
@@ -49,11 +55,13 @@ func ParseFeatures(data map[string]string) (*Features, error) {
 		PodSpecNodeSelector:     FeatureDisabled,
 		PodSpecTolerations:      FeatureDisabled,
 		PodSpecRuntimeClassName: FeatureDisabled,
+		SecurePodDefaults:       FeatureDisabled,
 	}
 	p := parser{cm: FeaturesConfigName, data: data}
 	p.feature("kubernetes.podspec-nodeselector", &f.PodSpecNodeSelector)
 	p.feature("kubernetes.podspec-tolerations", &f.PodSpecTolerations)
 	p.feature("kubernetes.podspec-runtimeclassname", &f.PodSpecRuntimeClassName)
+	p.feature("secure-pod-defaults", &f.SecurePodDefaults)
 	if p.err != nil {
 		return nil, p.err
 	}

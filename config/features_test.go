@@ -7,7 +7,7 @@ import (
 )
 
 func TestParseFeatures(t *testing.T) {
-	off := Features{PodSpecNodeSelector: FeatureDisabled, PodSpecTolerations: FeatureDisabled, PodSpecRuntimeClassName: FeatureDisabled}
+	off := Features{PodSpecNodeSelector: FeatureDisabled, PodSpecTolerations: FeatureDisabled, PodSpecRuntimeClassName: FeatureDisabled, SecurePodDefaults: FeatureDisabled}
 	tests := []struct {
 		name    string
 		data    map[string]string
@@ -19,8 +19,8 @@ func TestParseFeatures(t *testing.T) {
 	}, {
 		name: "Knative's values, any case",
 		data: map[string]string{"kubernetes.podspec-nodeselector": "enabled", "kubernetes.podspec-tolerations": "Allowed",
-			"kubernetes.podspec-runtimeclassname": "Disabled", "kubernetes.podspec-affinity": "Enabled"},
-		want: &Features{PodSpecNodeSelector: FeatureEnabled, PodSpecTolerations: FeatureAllowed, PodSpecRuntimeClassName: FeatureDisabled},
+			"kubernetes.podspec-runtimeclassname": "Disabled", "kubernetes.podspec-affinity": "Enabled", "secure-pod-defaults": "Enabled"},
+		want: &Features{PodSpecNodeSelector: FeatureEnabled, PodSpecTolerations: FeatureAllowed, PodSpecRuntimeClassName: FeatureDisabled, SecurePodDefaults: FeatureEnabled},
 	}, {
 		name:    "a typo is refused, not read as off",
 		data:    map[string]string{"kubernetes.podspec-tolerations": "on"},

@@ -43,6 +43,7 @@ func DefaultConfig() Config {
 			PodSpecNodeSelector:     config.FeatureDisabled,
 			PodSpecTolerations:      config.FeatureDisabled,
 			PodSpecRuntimeClassName: config.FeatureDisabled,
+			SecurePodDefaults:       config.FeatureDisabled,
 		},
 	}
 }

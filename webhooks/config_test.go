@@ -23,7 +23,7 @@ func TestFromStoreFollowsEdits(t *testing.T) {
 		config.AutoscalerConfigName: {"allow-zero-initial-scale": "true", "max-scale": "10", "max-scale-limit": "20"},
 		config.DefaultsConfigName: {"revision-timeout-seconds": "60", "max-revision-timeout-seconds": "90",
 			"container-concurrency": "4", "container-concurrency-max-limit": "50"},
-		config.FeaturesConfigName: {"kubernetes.podspec-tolerations": "Enabled"},
+		config.FeaturesConfigName: {"kubernetes.podspec-tolerations": "Enabled", "secure-pod-defaults": "Enabled"},
 	}
 	for name, data := range edits {
 		if err := store.Update(name, data); err != nil {
@@ -33,7 +33,7 @@ func TestFromStoreFollowsEdits(t *testing.T) {
 	want := Config{RevisionTimeoutSeconds: 60, MaxRevisionTimeoutSeconds: 90, ContainerConcurrency: 4,
 		ContainerConcurrencyMaxLimit: 50, AllowZeroInitialScale: true, MaxScaleLimit: 20,
 		Features: config.Features{PodSpecNodeSelector: config.FeatureDisabled, PodSpecTolerations: config.FeatureEnabled,
-			PodSpecRuntimeClassName: config.FeatureDisabled}}
+			PodSpecRuntimeClassName: config.FeatureDisabled, SecurePodDefaults: config.FeatureEnabled}}
 	if diff := cmp.Diff(want, cfg()); diff != "" {
 		t.Errorf("after the edits (-want +got):\n%s", diff)
 	}

@@ -46,6 +46,7 @@ func defaultRevisionSpec(rs *servingv1.RevisionSpec, cfg Config) {
 		defaultReadinessProbe(&cs[i])
 	}
 	defaultReadOnlyMounts(rs)
+	defaultSecureContexts(rs, cfg.Features)
 }
 
 // servingContainer is the index of the container that receives requests:

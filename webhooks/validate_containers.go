@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/gitsync/build/kopath"
 )
 
@@ -26,7 +27,7 @@ const reservedContainerName = "queue-proxy"
 // least one container, exactly one that receives requests (the only one,
 // or the only one with a port), unique names and Knative's field subset.
 // path is the pod spec's path.
-func validateContainers(cs []corev1.Container, path *field.Path) field.ErrorList {
+func validateContainers(cs []corev1.Container, path *field.Path, features config.Features) field.ErrorList {
 	cp := path.Child("containers")
 	if len(cs) == 0 {
 		return field.ErrorList{field.Required(cp, "a Revision needs a container to serve requests")}
@@ -55,7 +56,7 @@ func validateContainers(cs []corev1.Container, path *field.Path) field.ErrorList
 				errs = append(errs, field.Invalid(p.Child("image"), c.Image, err.Error()))
 			}
 		}
-		errs = append(errs, validateSecurityContext(c.SecurityContext, p.Child("securityContext"))...)
+		errs = append(errs, validateSecurityContext(c.SecurityContext, p.Child("securityContext"), features)...)
 		for j, port := range c.Ports {
 			errs = append(errs, validatePort(port, p.Child("ports").Index(j))...)
 		}

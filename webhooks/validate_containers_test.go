@@ -71,7 +71,7 @@ func TestValidateContainers(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := messages(validateContainers(tc.cs, field.NewPath("spec", "template", "spec")))
+			got := messages(validateContainers(tc.cs, field.NewPath("spec", "template", "spec"), DefaultConfig().Features))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("errors (-want +got):\n%s", diff)
 			}

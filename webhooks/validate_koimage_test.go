@@ -22,7 +22,7 @@ func TestValidateContainersKoImage(t *testing.T) {
 		"registry.example/app:v1":     "",
 		"ko://./cmd/hello@sha256:abc": "character '@'",
 	} {
-		errs := validateContainers([]corev1.Container{{Name: "app", Image: image}}, path)
+		errs := validateContainers([]corev1.Container{{Name: "app", Image: image}}, path, DefaultConfig().Features)
 		var got *field.Error
 		for _, e := range errs {
 			if e.Field == "spec.template.spec.containers[0].image" {

@@ -12,7 +12,7 @@ import (
 // validateRevisionSpec is Knative's RevisionSpec.Validate: the pod part,
 // then the serving knobs against the cluster's limits. path is the spec's.
 func validateRevisionSpec(rs servingv1.RevisionSpec, path *field.Path, cfg Config) field.ErrorList {
-	errs := validateContainers(rs.Containers, path)
+	errs := validateContainers(rs.Containers, path, cfg.Features)
 	errs = append(errs, validateVolumes(rs.PodSpec, path)...)
 	errs = append(errs, validatePodSecurityContext(rs.SecurityContext, path.Child("securityContext"))...)
 	errs = append(errs, validateGatedFields(rs.PodSpec, path, cfg.Features)...)

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/knitops/knit/config"
 )
 
 // The fields of a container's securityContext Knative lets a Revision set
@@ -31,8 +33,10 @@ const minID, maxID = 0, math.MaxInt32
 
 // validateSecurityContext is Knative's validateSecurityContext for a
 // container's at path: Knative's fields alone, capabilities that only
-// drop (adding one is a feature Knative leaves off), IDs in bounds.
-func validateSecurityContext(sc *corev1.SecurityContext, path *field.Path) field.ErrorList {
+// drop (adding one is a feature Knative leaves off; under
+// secure-pod-defaults, NET_BIND_SERVICE alone may be added back), IDs in
+// bounds.
+func validateSecurityContext(sc *corev1.SecurityContext, path *field.Path, features config.Features) field.ErrorList {
 	if sc == nil {
 		return nil
 	}
@@ -41,7 +45,11 @@ func validateSecurityContext(sc *corev1.SecurityContext, path *field.Path) field
 		errs = append(errs, field.Forbidden(path.Child(f), "must not set the field(s)"))
 	}
 	if c := sc.Capabilities; c != nil {
-		for _, f := range disallowedFields(*c, "drop") {
+		allowed := []string{"drop"}
+		if features.SecurePodDefaults == config.FeatureEnabled && len(c.Add) == 1 && c.Add[0] == netBindService {
+			allowed = append(allowed, "add")
+		}
+		for _, f := range disallowedFields(*c, allowed...) {
 			errs = append(errs, field.Forbidden(path.Child("capabilities", f), "must not set the field(s)"))
 		}
 	}

@@ -49,7 +49,7 @@ func TestValidateSecurityContext(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := messages(validateSecurityContext(tc.sc, field.NewPath("spec", "containers").Index(0).Child("securityContext")))
+			got := messages(validateSecurityContext(tc.sc, field.NewPath("spec", "containers").Index(0).Child("securityContext"), DefaultConfig().Features))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("errors (-want +got):\n%s", diff)
 			}
