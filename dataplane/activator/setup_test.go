@@ -105,7 +105,9 @@ func TestSetupWithManager(t *testing.T) {
 	if err := k8s.Create(ctx, revision); err != nil {
 		t.Fatal(err)
 	}
-	q := newFakeQueue(t, true, reply("hello from the replica"))
+	// Not ready yet: the activator probes a not-ready endpoint too, and a
+	// queue-proxy that answered would take the request before it waits.
+	q := newFakeQueue(t, false, reply("hello from the replica"))
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: key.Namespace, Name: names.PrivateService(key.Name) + "-abcde",
@@ -135,6 +137,7 @@ func TestSetupWithManager(t *testing.T) {
 		t.Fatalf("poked %s, want %s", got, key)
 	}
 
+	q.ready.Store(true)
 	slice.Endpoints[0].Conditions.Ready = ptr.To(true)
 	if err := k8s.Update(ctx, slice); err != nil {
 		t.Fatal(err)
@@ -142,8 +145,14 @@ func TestSetupWithManager(t *testing.T) {
 	if res := receive(t, pending, "the response"); res.status != http.StatusOK || res.body != "hello from the replica" {
 		t.Fatalf("got %v, want 200 from the replica", res)
 	}
-	if r := a.get(key); r.thr.cc != 1 || r.thr.wait != 30*time.Second {
-		t.Errorf("throttler cc %d, wait %v; want the revision's 1 and 30s", r.thr.cc, r.thr.wait)
+	// The slice's update may still be being reconciled: read under the
+	// throttler's lock.
+	thr := a.get(key).thr
+	thr.mu.Lock()
+	cc, wait := thr.cc, thr.wait
+	thr.mu.Unlock()
+	if cc != 1 || wait != 30*time.Second {
+		t.Errorf("throttler cc %d, wait %v; want the revision's 1 and 30s", cc, wait)
 	}
 
 	// A request that beats the reconciler reads the Revision from the cache.
