@@ -27,8 +27,9 @@ var errNoEndpoints = errors.New("no ready endpoints")
 
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	rev := ""
-	if b, ok := req.Context().Value(backendKey{}).(*backend); ok {
-		rev = b.revision
+	routed, _ := req.Context().Value(backendKey{}).(*backend)
+	if routed != nil {
+		rev = routed.revision
 	}
 	body := forward.Hold(req)
 	var lastErr error
@@ -40,6 +41,13 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		addr := ""
 		if b != nil {
 			addr = b.addr()
+		}
+		if addr == "" && routed != nil {
+			// The table moved on after the request was routed (a rollout
+			// took the Revision off it): the replicas it was routed to
+			// serve until their Revision drains, and a refused dial
+			// comes back here.
+			addr = routed.addr()
 		}
 		if addr == "" {
 			lastErr = fmt.Errorf("%w for revision %s", errNoEndpoints, rev)
