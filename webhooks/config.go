@@ -39,12 +39,7 @@ func DefaultConfig() Config {
 		ContainerConcurrencyMaxLimit: 1000,
 		AllowZeroInitialScale:        false,
 		MaxScaleLimit:                0,
-		Features: config.Features{
-			PodSpecNodeSelector:     config.FeatureDisabled,
-			PodSpecTolerations:      config.FeatureDisabled,
-			PodSpecRuntimeClassName: config.FeatureDisabled,
-			SecurePodDefaults:       config.FeatureDisabled,
-		},
+		Features:                     config.DefaultFeatures(),
 	}
 }
 

@@ -30,10 +30,10 @@ func TestFromStoreFollowsEdits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	features := config.DefaultFeatures()
+	features.PodSpecTolerations, features.SecurePodDefaults = config.FeatureEnabled, config.FeatureEnabled
 	want := Config{RevisionTimeoutSeconds: 60, MaxRevisionTimeoutSeconds: 90, ContainerConcurrency: 4,
-		ContainerConcurrencyMaxLimit: 50, AllowZeroInitialScale: true, MaxScaleLimit: 20,
-		Features: config.Features{PodSpecNodeSelector: config.FeatureDisabled, PodSpecTolerations: config.FeatureEnabled,
-			PodSpecRuntimeClassName: config.FeatureDisabled, SecurePodDefaults: config.FeatureEnabled}}
+		ContainerConcurrencyMaxLimit: 50, AllowZeroInitialScale: true, MaxScaleLimit: 20, Features: features}
 	if diff := cmp.Diff(want, cfg()); diff != "" {
 		t.Errorf("after the edits (-want +got):\n%s", diff)
 	}

@@ -41,12 +41,49 @@ func defaultRevisionSpec(rs *servingv1.RevisionSpec, cfg Config) {
 			cs[i].Name += "-" + strconv.Itoa(i)
 		}
 	}
-	if i := servingContainer(cs); i >= 0 {
-		defaultServingPort(&cs[i])
-		defaultReadinessProbe(&cs[i])
+	defaultInitContainerNames(rs)
+	serving := servingContainer(cs)
+	for i := range cs {
+		switch {
+		case i == serving:
+			defaultServingPort(&cs[i])
+			defaultReadinessProbe(&cs[i])
+		case cs[i].ReadinessProbe != nil && cs[i].ReadinessProbe.SuccessThreshold == 0:
+			// A sidecar's probe (multi-container-probing) is the
+			// queue-proxy's too, which wants Kubernetes' default.
+			cs[i].ReadinessProbe.SuccessThreshold = 1
+		}
 	}
 	defaultReadOnlyMounts(rs)
 	defaultSecureContexts(rs, cfg.Features)
+}
+
+// defaultInitContainerName is Knative's name for an init container the
+// Revision leaves unnamed; several get "-0", "-1", … avoiding the names
+// the Revision chose.
+const defaultInitContainerName = "init-container"
+
+func defaultInitContainerNames(rs *servingv1.RevisionSpec) {
+	taken := map[string]bool{}
+	for _, c := range append(append([]corev1.Container(nil), rs.Containers...), rs.InitContainers...) {
+		taken[c.Name] = true
+	}
+	next := 0
+	for i := range rs.InitContainers {
+		c := &rs.InitContainers[i]
+		if c.Name != "" {
+			continue
+		}
+		name := defaultInitContainerName
+		for len(rs.InitContainers) > 1 || taken[name] {
+			name = defaultInitContainerName + "-" + strconv.Itoa(next)
+			next++
+			if !taken[name] {
+				break
+			}
+		}
+		c.Name, taken[name] = name, true
+	}
 }
 
 // servingContainer is the index of the container that receives requests:

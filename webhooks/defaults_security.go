@@ -32,6 +32,9 @@ func defaultSecureContexts(rs *servingv1.RevisionSpec, features config.Features)
 	for i := range rs.Containers {
 		defaultSecureContext(psc, &rs.Containers[i])
 	}
+	for i := range rs.InitContainers {
+		defaultSecureContext(psc, &rs.InitContainers[i])
+	}
 }
 
 func defaultSecureContext(psc *corev1.PodSecurityContext, c *corev1.Container) {

@@ -32,6 +32,9 @@ func validateContainers(cs []corev1.Container, path *field.Path, features config
 	if len(cs) == 0 {
 		return field.ErrorList{field.Required(cp, "a Revision needs a container to serve requests")}
 	}
+	if len(cs) > 1 && features.MultiContainer != config.FeatureEnabled {
+		return field.ErrorList{field.Forbidden(cp, fmt.Sprintf("multi-container is off, but found %d containers (config-features multi-container)", len(cs)))}
+	}
 	errs := validateServingPort(cs, cp)
 	serving := servingContainer(cs)
 	names := map[string]bool{}
@@ -44,30 +47,42 @@ func validateContainers(cs []corev1.Container, path *field.Path, features config
 		if c.Name == reservedContainerName {
 			errs = append(errs, field.Invalid(p.Child("name"), c.Name, "is reserved for knit's queue-proxy"))
 		}
-		for _, f := range disallowedFields(c, containerFields...) {
-			errs = append(errs, field.Forbidden(p.Child(f), "must not set the field(s)"))
-		}
-		if c.Image == "" {
-			errs = append(errs, field.Required(p.Child("image"), ""))
-		}
-		if strings.HasPrefix(c.Image, kopath.Scheme) {
-			// Its path reaches go build as an argument (knit dev, build Jobs).
-			if err := kopath.Check(strings.TrimPrefix(c.Image, kopath.Scheme)); err != nil {
-				errs = append(errs, field.Invalid(p.Child("image"), c.Image, err.Error()))
-			}
-		}
-		errs = append(errs, validateSecurityContext(c.SecurityContext, p.Child("securityContext"), features)...)
-		for j, port := range c.Ports {
-			errs = append(errs, validatePort(port, p.Child("ports").Index(j))...)
-		}
-		errs = append(errs, validateEnv(c.Env, p.Child("env"), i == serving)...)
-		if i == serving {
+		errs = append(errs, validateContainer(c, p, i == serving, features)...)
+		switch {
+		case i == serving:
 			errs = append(errs, validateServingProbes(c, p)...)
-		} else {
+		case features.MultiContainerProbing == config.FeatureEnabled:
+			errs = append(errs, validateProbedSidecar(c, p)...)
+		default:
 			errs = append(errs, validateSidecarProbes(c, p)...)
 		}
 	}
 	return errs
+}
+
+// validateContainer checks what every container of a Revision, init
+// containers included, must satisfy: Knative's field subset, an image (a
+// ko:// path go build can take), its securityContext, ports and env. p is
+// the container's path.
+func validateContainer(c corev1.Container, p *field.Path, serving bool, features config.Features) field.ErrorList {
+	var errs field.ErrorList
+	for _, f := range disallowedFields(c, containerFields...) {
+		errs = append(errs, field.Forbidden(p.Child(f), "must not set the field(s)"))
+	}
+	if c.Image == "" {
+		errs = append(errs, field.Required(p.Child("image"), ""))
+	}
+	if strings.HasPrefix(c.Image, kopath.Scheme) {
+		// Its path reaches go build as an argument (knit dev, build Jobs).
+		if err := kopath.Check(strings.TrimPrefix(c.Image, kopath.Scheme)); err != nil {
+			errs = append(errs, field.Invalid(p.Child("image"), c.Image, err.Error()))
+		}
+	}
+	errs = append(errs, validateSecurityContext(c.SecurityContext, p.Child("securityContext"), features)...)
+	for j, port := range c.Ports {
+		errs = append(errs, validatePort(port, p.Child("ports").Index(j))...)
+	}
+	return append(errs, validateEnv(c.Env, p.Child("env"), serving, features)...)
 }
 
 // validateServingPort checks that one port, on one container, says where
@@ -101,13 +116,31 @@ func validateServingPort(cs []corev1.Container, cp *field.Path) field.ErrorList 
 // PORT, which means nothing to them.
 var reservedEnv = []string{"PORT", "K_SERVICE", "K_CONFIGURATION", "K_REVISION"}
 
-func validateEnv(env []corev1.EnvVar, path *field.Path, serving bool) field.ErrorList {
+// validateEnv refuses reserved names and, unless
+// kubernetes.podspec-fieldref is on, values from the downward API: a pod's
+// fields and resources are the platform's to expose (Knative's
+// EnvVarSourceMask).
+func validateEnv(env []corev1.EnvVar, path *field.Path, serving bool, features config.Features) field.ErrorList {
 	var errs field.ErrorList
+	allowed := []string{"configMapKeyRef", "secretKeyRef"}
+	if features.PodSpecFieldRef.On() {
+		allowed = append(allowed, "fieldRef", "resourceFieldRef")
+	}
 	for i, e := range env {
 		for _, r := range reservedEnv {
 			if e.Name == r && (serving || r != "PORT") {
 				errs = append(errs, field.Invalid(path.Index(i).Child("name"), e.Name, "is a reserved environment variable"))
 			}
+		}
+		if e.ValueFrom == nil {
+			continue
+		}
+		for _, f := range disallowedFields(*e.ValueFrom, allowed...) {
+			msg := "must not set the field(s)"
+			if f == "fieldRef" || f == "resourceFieldRef" {
+				msg = flagOff("kubernetes.podspec-fieldref")
+			}
+			errs = append(errs, field.Forbidden(path.Index(i).Child("valueFrom", f), msg))
 		}
 	}
 	return errs

@@ -30,16 +30,17 @@ func validateServingProbes(c corev1.Container, p *field.Path) field.ErrorList {
 	return append(errs, validateReadinessSettings(c.ReadinessProbe, p.Child("readinessProbe"))...)
 }
 
-// validateSidecarProbes refuses probes on containers that do not serve:
-// knit, like Knative without its multi-container-probing feature, only
-// probes the serving container.
+// validateSidecarProbes refuses probes on containers that do not serve
+// while multi-container-probing is off: then, as in Knative, only the
+// serving container is probed.
 func validateSidecarProbes(c corev1.Container, p *field.Path) field.ErrorList {
+	const why = "only the container that serves requests may be probed (config-features multi-container-probing is off)"
 	var errs field.ErrorList
 	if c.LivenessProbe != nil {
-		errs = append(errs, field.Forbidden(p.Child("livenessProbe"), "only the container that serves requests may be probed"))
+		errs = append(errs, field.Forbidden(p.Child("livenessProbe"), why))
 	}
 	if c.ReadinessProbe != nil {
-		errs = append(errs, field.Forbidden(p.Child("readinessProbe"), "only the container that serves requests may be probed"))
+		errs = append(errs, field.Forbidden(p.Child("readinessProbe"), why))
 	}
 	return errs
 }
@@ -113,4 +114,32 @@ func validateReadinessSettings(pr *corev1.Probe, p *field.Path) field.ErrorList 
 	atLeast("timeoutSeconds", pr.TimeoutSeconds, 0)
 	atLeast("failureThreshold", pr.FailureThreshold, 0)
 	return errs
+}
+
+// validateProbedSidecar is Knative's sidecar probe validation under
+// multi-container-probing: one handler per probe, and a port named by
+// every network probe, since the queue-proxy probes a sidecar's
+// readiness at that port (the serving port means nothing to it).
+func validateProbedSidecar(c corev1.Container, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, probe := range []struct {
+		name string
+		pr   *corev1.Probe
+	}{{"livenessProbe", c.LivenessProbe}, {"readinessProbe", c.ReadinessProbe}} {
+		if probe.pr == nil {
+			continue
+		}
+		pp := p.Child(probe.name)
+		errs = append(errs, validateProbe(probe.pr, corev1.ContainerPort{}, pp)...)
+		h := probe.pr.ProbeHandler
+		switch {
+		case h.HTTPGet != nil && h.HTTPGet.Port.String() == "0":
+			errs = append(errs, field.Invalid(pp.Child("httpGet", "port"), h.HTTPGet.Port.String(), "Probe port must be specified"))
+		case h.TCPSocket != nil && h.TCPSocket.Port.String() == "0":
+			errs = append(errs, field.Invalid(pp.Child("tcpSocket", "port"), h.TCPSocket.Port.String(), "Probe port must be specified"))
+		case h.GRPC != nil && h.GRPC.Port <= 0:
+			errs = append(errs, field.Invalid(pp.Child("grpc", "port"), h.GRPC.Port, "Probe port must be specified"))
+		}
+	}
+	return append(errs, validateReadinessSettings(c.ReadinessProbe, p.Child("readinessProbe"))...)
 }

@@ -65,8 +65,8 @@ func TestValidateProbes(t *testing.T) {
 		c:       corev1.Container{Image: "envoy", LivenessProbe: tcpProbe(), ReadinessProbe: tcpProbe()},
 		sidecar: true,
 		want: []string{
-			"only the container that serves requests may be probed: " + p + ".livenessProbe",
-			"only the container that serves requests may be probed: " + p + ".readinessProbe",
+			"only the container that serves requests may be probed (config-features multi-container-probing is off): " + p + ".livenessProbe",
+			"only the container that serves requests may be probed (config-features multi-container-probing is off): " + p + ".readinessProbe",
 		},
 	}}
 	for _, tc := range tests {

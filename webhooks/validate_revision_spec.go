@@ -13,8 +13,9 @@ import (
 // then the serving knobs against the cluster's limits. path is the spec's.
 func validateRevisionSpec(rs servingv1.RevisionSpec, path *field.Path, cfg Config) field.ErrorList {
 	errs := validateContainers(rs.Containers, path, cfg.Features)
-	errs = append(errs, validateVolumes(rs.PodSpec, path)...)
-	errs = append(errs, validatePodSecurityContext(rs.SecurityContext, path.Child("securityContext"))...)
+	errs = append(errs, validateInitContainers(rs.PodSpec, path, cfg.Features)...)
+	errs = append(errs, validateVolumes(rs.PodSpec, path, cfg.Features)...)
+	errs = append(errs, validatePodSecurityContext(rs.SecurityContext, path.Child("securityContext"), cfg.Features)...)
 	errs = append(errs, validateGatedFields(rs.PodSpec, path, cfg.Features)...)
 	if sa := rs.ServiceAccountName; sa != "" {
 		// One error per complaint, as Knative: each its own details line.

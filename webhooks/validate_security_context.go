@@ -19,10 +19,10 @@ var securityContextFields = []string{
 	"allowPrivilegeEscalation", "seccompProfile",
 }
 
-// The fields of the pod's securityContext knit accepts: those Knative
-// accepts with its kubernetes.podspec-securitycontext feature on, which
-// knit's PodSpec always is (PodSecurityContextMask). seLinuxOptions,
-// windowsOptions, sysctls, fsGroupChangePolicy and the rest are refused.
+// The fields of the pod's securityContext a Revision may set with
+// config-features kubernetes.podspec-securitycontext on (Knative's
+// PodSecurityContextMask). seLinuxOptions, windowsOptions, sysctls,
+// fsGroupChangePolicy and the rest are refused even then.
 var podSecurityContextFields = []string{
 	"runAsUser", "runAsGroup", "runAsNonRoot", "fsGroup", "supplementalGroups", "seccompProfile",
 }
@@ -33,7 +33,7 @@ const minID, maxID = 0, math.MaxInt32
 
 // validateSecurityContext is Knative's validateSecurityContext for a
 // container's at path: Knative's fields alone, capabilities that only
-// drop (adding one is a feature Knative leaves off; under
+// drop unless kubernetes.containerspec-addcapabilities is Enabled (under
 // secure-pod-defaults, NET_BIND_SERVICE alone may be added back), IDs in
 // bounds.
 func validateSecurityContext(sc *corev1.SecurityContext, path *field.Path, features config.Features) field.ErrorList {
@@ -46,11 +46,18 @@ func validateSecurityContext(sc *corev1.SecurityContext, path *field.Path, featu
 	}
 	if c := sc.Capabilities; c != nil {
 		allowed := []string{"drop"}
-		if features.SecurePodDefaults == config.FeatureEnabled && len(c.Add) == 1 && c.Add[0] == netBindService {
+		switch {
+		case features.ContainerSpecAddCapabilities == config.FeatureEnabled:
+			allowed = append(allowed, "add")
+		case features.SecurePodDefaults == config.FeatureEnabled && len(c.Add) == 1 && c.Add[0] == netBindService:
 			allowed = append(allowed, "add")
 		}
 		for _, f := range disallowedFields(*c, allowed...) {
-			errs = append(errs, field.Forbidden(path.Child("capabilities", f), "must not set the field(s)"))
+			msg := "must not set the field(s)"
+			if f == "add" {
+				msg = flagOff("kubernetes.containerspec-addcapabilities")
+			}
+			errs = append(errs, field.Forbidden(path.Child("capabilities", f), msg))
 		}
 	}
 	errs = append(errs, idInBounds(sc.RunAsUser, path.Child("runAsUser"))...)
@@ -59,14 +66,25 @@ func validateSecurityContext(sc *corev1.SecurityContext, path *field.Path, featu
 }
 
 // validatePodSecurityContext is Knative's ValidatePodSecurityContext for
-// the pod's at path.
-func validatePodSecurityContext(sc *corev1.PodSecurityContext, path *field.Path) field.ErrorList {
+// the pod's at path. With kubernetes.podspec-securitycontext off the pod
+// may set nothing there, except, under secure-pod-defaults, a
+// seccompProfile of RuntimeDefault or Unconfined: the way to opt a whole
+// pod out of (or back into) the default that flag applies.
+func validatePodSecurityContext(sc *corev1.PodSecurityContext, path *field.Path, features config.Features) field.ErrorList {
 	if sc == nil {
 		return nil
 	}
 	var errs field.ErrorList
-	for _, f := range disallowedFields(*sc, podSecurityContextFields...) {
-		errs = append(errs, field.Forbidden(path.Child(f), "must not set the field(s)"))
+	allowed := podSecurityContextFields
+	msg := "must not set the field(s)"
+	if !features.PodSpecSecurityContext.On() {
+		allowed, msg = nil, flagOff("kubernetes.podspec-securitycontext")
+		if features.SecurePodDefaults == config.FeatureEnabled && seccompOptOut(sc.SeccompProfile) {
+			allowed = []string{"seccompProfile"}
+		}
+	}
+	for _, f := range disallowedFields(*sc, allowed...) {
+		errs = append(errs, field.Forbidden(path.Child(f), msg))
 	}
 	errs = append(errs, idInBounds(sc.RunAsUser, path.Child("runAsUser"))...)
 	errs = append(errs, idInBounds(sc.RunAsGroup, path.Child("runAsGroup"))...)
@@ -75,6 +93,13 @@ func validatePodSecurityContext(sc *corev1.PodSecurityContext, path *field.Path)
 		errs = append(errs, idInBounds(&sc.SupplementalGroups[i], path.Child("supplementalGroups").Index(i))...)
 	}
 	return errs
+}
+
+// seccompOptOut reports whether p is a profile secure-pod-defaults lets a
+// pod name without kubernetes.podspec-securitycontext: the runtime's
+// default, or none.
+func seccompOptOut(p *corev1.SeccompProfile) bool {
+	return p != nil && (p.Type == corev1.SeccompProfileTypeRuntimeDefault || p.Type == corev1.SeccompProfileTypeUnconfined) && p.LocalhostProfile == nil
 }
 
 // idInBounds is Knative's apis.ErrOutOfBoundsValue for an ID. It is a

@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"github.com/knitops/knit/config"
 	"strings"
 	"testing"
 
@@ -44,7 +45,7 @@ func TestValidateSecurityContext(t *testing.T) {
 			"must not set the field(s): " + p + ".privileged",
 			"must not set the field(s): " + p + ".seLinuxOptions",
 			"must not set the field(s): " + p + ".procMount",
-			"must not set the field(s): " + p + ".capabilities.add",
+			"must not set the field(s): " + p + ".capabilities.add\nconfig-features kubernetes.containerspec-addcapabilities is Disabled",
 		},
 	}}
 	for _, tc := range tests {
@@ -59,12 +60,34 @@ func TestValidateSecurityContext(t *testing.T) {
 
 func TestValidatePodSecurityContext(t *testing.T) {
 	const p = "spec.securityContext"
+	on := DefaultConfig().Features
+	on.PodSpecSecurityContext = config.FeatureEnabled
+	secure := DefaultConfig().Features
+	secure.SecurePodDefaults = config.FeatureEnabled
 	tests := []struct {
-		name string
-		sc   *corev1.PodSecurityContext
-		want []string
+		name     string
+		sc       *corev1.PodSecurityContext
+		features *config.Features // default: kubernetes.podspec-securitycontext Enabled
+		want     []string
 	}{{
 		name: "none",
+	}, {
+		name:     "flag off: nothing may be set",
+		features: ptr.To(DefaultConfig().Features),
+		sc:       &corev1.PodSecurityContext{FSGroup: ptr.To[int64](65532), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+		want: []string{
+			"must not set the field(s): " + p + ".fsGroup\nconfig-features kubernetes.podspec-securitycontext is Disabled",
+			"must not set the field(s): " + p + ".seccompProfile\nconfig-features kubernetes.podspec-securitycontext is Disabled",
+		},
+	}, {
+		name:     "flag off, secure-pod-defaults on: the pod may opt out of seccomp",
+		features: &secure,
+		sc:       &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined}},
+	}, {
+		name:     "flag off, secure-pod-defaults on: a Localhost profile is still refused",
+		features: &secure,
+		sc:       &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: ptr.To("x.json")}},
+		want:     []string{"must not set the field(s): " + p + ".seccompProfile\nconfig-features kubernetes.podspec-securitycontext is Disabled"},
 	}, {
 		name: "every field knit allows, in bounds",
 		sc: &corev1.PodSecurityContext{
@@ -91,7 +114,11 @@ func TestValidatePodSecurityContext(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := messages(validatePodSecurityContext(tc.sc, field.NewPath("spec", "securityContext")))
+			features := on
+			if tc.features != nil {
+				features = *tc.features
+			}
+			got := messages(validatePodSecurityContext(tc.sc, field.NewPath("spec", "securityContext"), features))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("errors (-want +got):\n%s", diff)
 			}

@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"fmt"
 	"path"
 	"slices"
 
@@ -8,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/config"
 )
 
 // volumeSources are the volume types Knative lets a Revision use.
@@ -17,12 +19,13 @@ var volumeSources = []string{"secret", "configMap", "projected", "emptyDir", "pe
 var reservedMountPaths = []string{"/", "/dev", "/dev/log"}
 
 // validateVolumes is Knative's ValidateVolumes and validateVolumeMounts:
-// unique volumes of an allowed type, each mounted, and every mount naming
-// a volume at a usable path. ps is at path.
-func validateVolumes(ps servingv1.PodSpec, p *field.Path) field.ErrorList {
+// unique volumes of an allowed type, each mounted (by a container or an
+// init container), and every mount naming a volume at a usable path. ps
+// is at path.
+func validateVolumes(ps servingv1.PodSpec, p *field.Path, features config.Features) field.ErrorList {
 	var errs field.ErrorList
 	mounted := map[string]bool{}
-	for _, c := range ps.Containers {
+	for _, c := range append(append([]corev1.Container(nil), ps.InitContainers...), ps.Containers...) {
 		for _, m := range c.VolumeMounts {
 			mounted[m.Name] = true
 		}
@@ -38,9 +41,38 @@ func validateVolumes(ps servingv1.PodSpec, p *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(vp.Child("name"), v.Name, "volume is not mounted by any container"))
 		}
 		errs = append(errs, validateVolumeSource(v.VolumeSource, vp)...)
+		errs = append(errs, validateGatedVolume(v, vp, features)...)
 	}
 	for i, c := range ps.Containers {
 		errs = append(errs, validateMounts(c.VolumeMounts, volumes, p.Child("containers").Index(i).Child("volumeMounts"))...)
+	}
+	for i, c := range ps.InitContainers {
+		errs = append(errs, validateMounts(c.VolumeMounts, volumes, p.Child("initContainers").Index(i).Child("volumeMounts"))...)
+	}
+	return errs
+}
+
+// validateGatedVolume refuses the volume types config-features leaves
+// off, in Knative's words: emptyDir (on by default), persistent volume
+// claims, and a claim that is not read-only unless writes are on too (a
+// writable claim outlives the Revision that wrote it).
+func validateGatedVolume(v corev1.Volume, vp *field.Path, features config.Features) field.ErrorList {
+	var errs field.ErrorList
+	if v.EmptyDir != nil && features.PodSpecVolumesEmptyDir != config.FeatureEnabled {
+		errs = append(errs, field.Forbidden(vp.Child("emptyDir"),
+			fmt.Sprintf("EmptyDir volume support is disabled, but found EmptyDir volume %s (config-features kubernetes.podspec-volumes-emptydir)", v.Name)))
+	}
+	claim := v.PersistentVolumeClaim
+	if claim == nil {
+		return errs
+	}
+	if features.PodSpecPersistentVolumeClaim != config.FeatureEnabled {
+		errs = append(errs, field.Forbidden(vp.Child("persistentVolumeClaim"),
+			fmt.Sprintf("Persistent volume claim support is disabled, but found persistent volume claim %s (config-features kubernetes.podspec-persistent-volume-claim)", claim.ClaimName)))
+	}
+	if !claim.ReadOnly && features.PodSpecPersistentVolumeWrite != config.FeatureEnabled {
+		errs = append(errs, field.Forbidden(vp.Child("persistentVolumeClaim", "readOnly"),
+			fmt.Sprintf("Persistent volume write support is disabled, but found persistent volume claim %s that is not read-only (config-features kubernetes.podspec-persistent-volume-write)", claim.ClaimName)))
 	}
 	return errs
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/config"
 )
 
 func TestValidateVolumes(t *testing.T) {
@@ -74,10 +75,64 @@ func TestValidateVolumes(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := messages(validateVolumes(tc.ps, field.NewPath("spec")))
+			got := messages(validateVolumes(tc.ps, field.NewPath("spec"), DefaultConfig().Features))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("errors (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
+
+func TestGatedVolumes(t *testing.T) {
+	claim := func(readOnly bool) corev1.Volume {
+		return corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "db", ReadOnly: readOnly}}}
+	}
+	scratch := corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
+	features := func(set func(*config.Features)) config.Features {
+		f := DefaultConfig().Features
+		set(&f)
+		return f
+	}
+	tests := []struct {
+		name     string
+		v        corev1.Volume
+		features config.Features
+		want     []string
+	}{{
+		name: "emptyDir is on by default", v: scratch, features: DefaultConfig().Features,
+	}, {
+		name: "emptyDir switched off", v: scratch,
+		features: features(func(f *config.Features) { f.PodSpecVolumesEmptyDir = config.FeatureDisabled }),
+		want:     []string{"EmptyDir volume support is disabled, but found EmptyDir volume data (config-features kubernetes.podspec-volumes-emptydir): spec.volumes[0].emptyDir"},
+	}, {
+		name: "a read-only claim while claims are off", v: claim(true), features: DefaultConfig().Features,
+		want: []string{"Persistent volume claim support is disabled, but found persistent volume claim db (config-features kubernetes.podspec-persistent-volume-claim): spec.volumes[0].persistentVolumeClaim"},
+	}, {
+		name: "a read-only claim with claims on", v: claim(true),
+		features: features(func(f *config.Features) { f.PodSpecPersistentVolumeClaim = config.FeatureEnabled }),
+	}, {
+		name: "a writable claim without writes", v: claim(false),
+		features: features(func(f *config.Features) { f.PodSpecPersistentVolumeClaim = config.FeatureEnabled }),
+		want:     []string{"Persistent volume write support is disabled, but found persistent volume claim db that is not read-only (config-features kubernetes.podspec-persistent-volume-write): spec.volumes[0].persistentVolumeClaim.readOnly"},
+	}, {
+		name: "a writable claim with writes", v: claim(false),
+		features: features(func(f *config.Features) {
+			f.PodSpecPersistentVolumeClaim, f.PodSpecPersistentVolumeWrite = config.FeatureEnabled, config.FeatureEnabled
+		}),
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// Mounted by an init container alone: that counts as mounted.
+			ps := servingv1.PodSpec{
+				Containers:     []corev1.Container{{Image: image}},
+				InitContainers: []corev1.Container{{Image: image, VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+				Volumes:        []corev1.Volume{tc.v},
+			}
+			got := messages(validateVolumes(ps, field.NewPath("spec"), tc.features))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+

@@ -36,16 +36,25 @@ func imageDigest(imageID string) string {
 // digest, and a partial list would pair images with the wrong digests in
 // Knative's check, which goes by index.
 func ContainerStatuses(rev *servingv1.Revision, pods []corev1.Pod) []servingv1.ContainerStatus {
+	return statusesOf(rev.Spec.Containers, pods, func(p corev1.Pod) []corev1.ContainerStatus { return p.Status.ContainerStatuses })
+}
+
+// InitContainerStatuses is ContainerStatuses for the init containers.
+func InitContainerStatuses(rev *servingv1.Revision, pods []corev1.Pod) []servingv1.ContainerStatus {
+	return statusesOf(rev.Spec.InitContainers, pods, func(p corev1.Pod) []corev1.ContainerStatus { return p.Status.InitContainerStatuses })
+}
+
+func statusesOf(cs []corev1.Container, pods []corev1.Pod, reported func(corev1.Pod) []corev1.ContainerStatus) []servingv1.ContainerStatus {
 	digests := map[string]string{}
 	for _, p := range pods {
-		for _, cs := range p.Status.ContainerStatuses {
-			if d := imageDigest(cs.ImageID); d != "" && digests[cs.Name] == "" {
-				digests[cs.Name] = d
+		for _, st := range reported(p) {
+			if d := imageDigest(st.ImageID); d != "" && digests[st.Name] == "" {
+				digests[st.Name] = d
 			}
 		}
 	}
-	out := make([]servingv1.ContainerStatus, 0, len(rev.Spec.Containers))
-	for _, c := range rev.Spec.Containers {
+	out := make([]servingv1.ContainerStatus, 0, len(cs))
+	for _, c := range cs {
 		d := digests[c.Name]
 		if d == "" {
 			return nil
@@ -56,8 +65,9 @@ func ContainerStatuses(rev *servingv1.Revision, pods []corev1.Pod) []servingv1.C
 }
 
 // digestsKnown says whether status already names a digest for every
-// container: the digests are set once, as Knative sets them, and pods
-// are no longer read for the Revision.
+// container and init container: the digests are set once, as Knative
+// sets them, and pods are no longer read for the Revision.
 func digestsKnown(rev *servingv1.Revision) bool {
-	return len(rev.Status.ContainerStatuses) == len(rev.Spec.Containers) && len(rev.Spec.Containers) > 0
+	return len(rev.Status.ContainerStatuses) == len(rev.Spec.Containers) && len(rev.Spec.Containers) > 0 &&
+		len(rev.Status.InitContainerStatuses) == len(rev.Spec.InitContainers)
 }

@@ -175,3 +175,30 @@ func TestWatchPodsWakes(t *testing.T) {
 		t.Errorf("slimPod (-want +got):\n%s", diff)
 	}
 }
+
+// Init containers' digests come from the pods' initContainerStatuses and
+// are recorded beside the containers', in their own list.
+func TestInitContainerStatuses(t *testing.T) {
+	rev := testRevision()
+	rev.Spec.InitContainers = []corev1.Container{{Name: "setup", Image: "example.com/setup"}}
+	setup, app := "example.com/setup@"+sha2, "example.com/hello@"+sha
+	p := pod("a", [2]string{"", app})
+	p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "setup", ImageID: setup}}
+	markContainerStatuses(rev, []corev1.Pod{*p})
+	if diff := cmp.Diff([]servingv1.ContainerStatus{{Name: "setup", ImageDigest: setup}}, rev.Status.InitContainerStatuses); diff != "" {
+		t.Errorf("initContainerStatuses (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]servingv1.ContainerStatus{{Name: "", ImageDigest: app}}, rev.Status.ContainerStatuses); diff != "" {
+		t.Errorf("containerStatuses (-want +got):\n%s", diff)
+	}
+	if !digestsKnown(rev) {
+		t.Error("digestsKnown = false with every digest recorded")
+	}
+	// A pod that has not run its init container yet says nothing of it.
+	fresh := testRevision()
+	fresh.Spec.InitContainers = rev.Spec.InitContainers
+	markContainerStatuses(fresh, []corev1.Pod{*pod("b", [2]string{"", app})})
+	if fresh.Status.InitContainerStatuses != nil || digestsKnown(fresh) {
+		t.Errorf("init digests recorded without a report: %v", fresh.Status.InitContainerStatuses)
+	}
+}

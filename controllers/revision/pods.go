@@ -164,18 +164,24 @@ func (r *Reconciler) listPods(ctx context.Context, rev *servingv1.Revision) ([]c
 // tag was not resolved (a registry that skips resolving) gets the digest
 // its pods report, which says what ran, once.
 func markContainerStatuses(rev *servingv1.Revision, pods []corev1.Pod) {
-	if !digestsKnown(rev) {
-		if statuses := ContainerStatuses(rev, pods); statuses != nil {
-			rev.Status.ContainerStatuses = statuses
+	markStatuses(&rev.Status.ContainerStatuses, len(rev.Spec.Containers), ContainerStatuses(rev, pods))
+	markStatuses(&rev.Status.InitContainerStatuses, len(rev.Spec.InitContainers), InitContainerStatuses(rev, pods))
+}
+
+// markStatuses sets *have to ran when it holds no digest for each of the
+// spec's n containers yet, and otherwise fills only its empty digests.
+func markStatuses(have *[]servingv1.ContainerStatus, n int, ran []servingv1.ContainerStatus) {
+	if n == 0 {
+		return
+	}
+	if len(*have) != n {
+		if ran != nil {
+			*have = ran
 		}
 		return
 	}
-	if !slices.ContainsFunc(rev.Status.ContainerStatuses, func(cs servingv1.ContainerStatus) bool { return cs.ImageDigest == "" }) {
-		return
-	}
-	ran := ContainerStatuses(rev, pods)
-	for i := range rev.Status.ContainerStatuses {
-		cs := &rev.Status.ContainerStatuses[i]
+	for i := range *have {
+		cs := &(*have)[i]
 		if cs.ImageDigest == "" && i < len(ran) && ran[i].Name == cs.Name {
 			cs.ImageDigest = ran[i].ImageDigest
 		}

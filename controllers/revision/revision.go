@@ -7,6 +7,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -16,6 +17,7 @@ import (
 	autoscalingv1alpha1 "github.com/knitops/knit/api/autoscaling/v1alpha1"
 	duckv1 "github.com/knitops/knit/api/duck/v1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/controllers/owned"
 	"github.com/knitops/knit/controllers/revision/resolve"
 	"github.com/knitops/knit/controllers/revision/resources"
@@ -95,8 +97,10 @@ func (r *Reconciler) reconcileDigests(rev *servingv1.Revision) (pinned bool, ret
 		return true, 0
 	}
 	cfg := r.config.Load().Deployment
+	// Init containers first, then the rest, split again below.
+	all := append(append([]corev1.Container(nil), rev.Spec.InitContainers...), rev.Spec.Containers...)
 	statuses, err := r.resolver.Resolve(resolve.Request{
-		Revision: client.ObjectKeyFromObject(rev), UID: rev.UID, Containers: rev.Spec.Containers,
+		Revision: client.ObjectKeyFromObject(rev), UID: rev.UID, Containers: all,
 		ServiceAccountName: rev.Spec.ServiceAccountName, ImagePullSecrets: rev.Spec.ImagePullSecrets,
 		Skip: cfg.SkipsTagResolving, Timeout: cfg.DigestResolutionTimeout,
 	})
@@ -107,7 +111,11 @@ func (r *Reconciler) reconcileDigests(rev *servingv1.Revision) (pinned bool, ret
 	if statuses == nil {
 		return false, 0
 	}
-	rev.Status.ContainerStatuses = statuses
+	n := len(rev.Spec.InitContainers)
+	rev.Status.InitContainerStatuses, rev.Status.ContainerStatuses = nil, statuses[n:]
+	if n > 0 {
+		rev.Status.InitContainerStatuses = statuses[:n]
+	}
 	return true, 0
 }
 
@@ -118,6 +126,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, rev *servingv1.Rev
 		ProgressDeadlineSeconds: int32(cfg.Deployment.ProgressDeadline.Seconds()),
 		InitialReplicas:         initialScale(rev),
 		QueueEnv:                r.queueEnv,
+		MultiContainerProbing:   cfg.Features.MultiContainerProbing == config.FeatureEnabled,
 	})
 	return owned.Ensure(ctx, r.client, rev, "Deployment", want, &appsv1.Deployment{},
 		func(have, want *appsv1.Deployment) bool {

@@ -39,9 +39,15 @@ type RevisionSpec struct {
 }
 
 // PodSpec is the part of a Kubernetes PodSpec that Knative lets a Revision
-// set. Fields a serverless replica must not control (host networking, init
-// ordering, restart policy) are left out on purpose.
+// set. Fields a serverless replica must not control (host networking,
+// restart policy, node name) are left out on purpose; the scheduling and
+// DNS fields are here but admission refuses each until its config-features
+// flag is on, as Knative's does.
 type PodSpec struct {
+	// InitContainers run to completion, in order, before the containers
+	// start (config-features kubernetes.podspec-init-containers).
+	// +optional
+	InitContainers []corev1.Container `json:"initContainers,omitempty"`
 	// Containers of the Revision: exactly one of them serves traffic.
 	Containers []corev1.Container `json:"containers"`
 	// Volumes the containers may mount.
@@ -71,4 +77,30 @@ type PodSpec struct {
 	// SecurityContext of the pod.
 	// +optional
 	SecurityContext *corev1.PodSecurityContext `json:"securityContext,omitempty"`
+	// Affinity as in a Pod (kubernetes.podspec-affinity).
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+	// TopologySpreadConstraints as in a Pod
+	// (kubernetes.podspec-topologyspreadconstraints).
+	// +optional
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	// HostAliases as in a Pod (kubernetes.podspec-hostaliases).
+	// +optional
+	HostAliases []corev1.HostAlias `json:"hostAliases,omitempty"`
+	// ShareProcessNamespace as in a Pod
+	// (kubernetes.podspec-shareprocessnamespace).
+	// +optional
+	ShareProcessNamespace *bool `json:"shareProcessNamespace,omitempty"`
+	// PriorityClassName as in a Pod (kubernetes.podspec-priorityclassname).
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+	// SchedulerName as in a Pod (kubernetes.podspec-schedulername).
+	// +optional
+	SchedulerName string `json:"schedulerName,omitempty"`
+	// DNSPolicy as in a Pod (kubernetes.podspec-dnspolicy).
+	// +optional
+	DNSPolicy corev1.DNSPolicy `json:"dnsPolicy,omitempty"`
+	// DNSConfig as in a Pod (kubernetes.podspec-dnsconfig).
+	// +optional
+	DNSConfig *corev1.PodDNSConfig `json:"dnsConfig,omitempty"`
 }

@@ -40,6 +40,10 @@ type RevisionStatus struct {
 	// ContainerStatuses records the image each container resolved to.
 	// +optional
 	ContainerStatuses []ContainerStatus `json:"containerStatuses,omitempty"`
+	// InitContainerStatuses records the image each init container
+	// resolved to.
+	// +optional
+	InitContainerStatuses []ContainerStatus `json:"initContainerStatuses,omitempty"`
 	// ActualReplicas is how many replicas are ready now.
 	// +optional
 	ActualReplicas *int32 `json:"actualReplicas,omitempty"`

@@ -28,6 +28,9 @@ type DeploymentConfig struct {
 	// QueueEnv is added to the queue-proxy's environment: knit dev binds
 	// it to loopback and shortens its drain.
 	QueueEnv []corev1.EnvVar
+	// MultiContainerProbing is config-features multi-container-probing
+	// Enabled: the queue-proxy runs the sidecars' readiness probes too.
+	MultiContainerProbing bool
 }
 
 // MakeDeployment builds the Deployment that runs a Revision's replicas:
@@ -111,6 +114,16 @@ func pinnedDigest(rev *servingv1.Revision, name string) string {
 	return ""
 }
 
+// pinnedInitDigest is pinnedDigest for an init container.
+func pinnedInitDigest(rev *servingv1.Revision, name string) string {
+	for _, cs := range rev.Status.InitContainerStatuses {
+		if cs.Name == name {
+			return cs.ImageDigest
+		}
+	}
+	return ""
+}
+
 // makePodSpec is the Revision's pod. A container runs the digest its
 // Revision pinned, so no replica runs what a tag pushed again names. Containers that name no pull policy
 // get IfNotPresent even for a :latest tag: a Revision is an immutable
@@ -137,7 +150,19 @@ func makePodSpec(rev *servingv1.Revision, cfg DeploymentConfig) corev1.PodSpec {
 		containers = append(containers, c)
 	}
 	containers = append(containers, queueContainer(rev, cfg))
+	var inits []corev1.Container
+	for i := range s.InitContainers {
+		c := *s.InitContainers[i].DeepCopy()
+		if d := pinnedInitDigest(rev, c.Name); d != "" {
+			c.Image = d
+		}
+		if c.ImagePullPolicy == "" {
+			c.ImagePullPolicy = corev1.PullIfNotPresent
+		}
+		inits = append(inits, c)
+	}
 	return corev1.PodSpec{
+		InitContainers:                inits,
 		Containers:                    containers,
 		Volumes:                       s.Volumes,
 		ServiceAccountName:            s.ServiceAccountName,
@@ -148,6 +173,14 @@ func makePodSpec(rev *servingv1.Revision, cfg DeploymentConfig) corev1.PodSpec {
 		Tolerations:                   s.Tolerations,
 		RuntimeClassName:              s.RuntimeClassName,
 		SecurityContext:               s.SecurityContext,
+		Affinity:                      s.Affinity,
+		TopologySpreadConstraints:     s.TopologySpreadConstraints,
+		HostAliases:                   s.HostAliases,
+		ShareProcessNamespace:         s.ShareProcessNamespace,
+		PriorityClassName:             s.PriorityClassName,
+		SchedulerName:                 s.SchedulerName,
+		DNSPolicy:                     s.DNSPolicy,
+		DNSConfig:                     s.DNSConfig,
 		TerminationGracePeriodSeconds: ptr.To(timeoutSeconds(rev)),
 	}
 }
@@ -198,7 +231,7 @@ func queueContainer(rev *servingv1.Revision, cfg DeploymentConfig) corev1.Contai
 			{Name: QueueMetricsPortName, ContainerPort: QueueMetricsPort},
 			{Name: QueueAdminPortName, ContainerPort: QueueAdminPort},
 		},
-		Env:             append(queueEnv(rev), cfg.QueueEnv...),
+		Env:             append(queueEnv(rev, cfg.MultiContainerProbing), cfg.QueueEnv...),
 		SecurityContext: queueSecurityContext(cfg.QueueImage),
 		ReadinessProbe: &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
@@ -242,7 +275,7 @@ func queueSecurityContext(image string) *corev1.SecurityContext {
 	return sc
 }
 
-func queueEnv(rev *servingv1.Revision) []corev1.EnvVar {
+func queueEnv(rev *servingv1.Revision, multiContainerProbing bool) []corev1.EnvVar {
 	env := []corev1.EnvVar{
 		{Name: "SERVING_NAMESPACE", Value: rev.Namespace},
 		{Name: "SERVING_SERVICE", Value: rev.Labels[servingv1.ServiceLabelKey]},
@@ -257,7 +290,7 @@ func queueEnv(rev *servingv1.Revision) []corev1.EnvVar {
 		{Name: "REVISION_RESPONSE_START_TIMEOUT_SECONDS", Value: strconv.FormatInt(ptr.Deref(rev.Spec.ResponseStartTimeoutSeconds, 0), 10)},
 		{Name: "REVISION_IDLE_TIMEOUT_SECONDS", Value: strconv.FormatInt(ptr.Deref(rev.Spec.IdleTimeoutSeconds, 0), 10)},
 	}
-	if p := servingProbe(rev); p != "" {
+	if p := queueReadinessProbes(rev, multiContainerProbing); p != "" {
 		env = append(env, corev1.EnvVar{Name: "SERVING_READINESS_PROBE", Value: p})
 	}
 	if IsH2C(rev) {

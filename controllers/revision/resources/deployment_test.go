@@ -118,8 +118,8 @@ func TestServingProbe(t *testing.T) {
 				r.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: tt.port}}
 				r.Spec.Containers[0].ReadinessProbe = tt.probe
 			})
-			if got := servingProbe(rev); got != tt.want {
-				t.Errorf("servingProbe = %s, want %s", got, tt.want)
+			if got := queueReadinessProbes(rev, false); got != tt.want {
+				t.Errorf("queueReadinessProbes = %s, want %s", got, tt.want)
 			}
 			d := MakeDeployment(rev, DeploymentConfig{})
 			if d.Spec.Template.Spec.Containers[0].ReadinessProbe != nil {
@@ -217,5 +217,32 @@ func TestDeploymentRunsPinnedDigests(t *testing.T) {
 	want := map[string]string{"app": pinned, "side": "kind.local/side:dev", QueueContainerName: "knit://queue"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("images (-want +got):\n%s", diff)
+	}
+}
+
+// Under multi-container-probing the queue-proxy runs every sidecar's
+// network readiness probe after the app's; an exec one stays with the
+// kubelet, and without the flag the sidecars' probes are not its.
+func TestSidecarReadinessProbes(t *testing.T) {
+	rev := testRevision(func(r *servingv1.Revision) {
+		r.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 8080}}
+		r.Spec.Containers = append(r.Spec.Containers,
+			corev1.Container{Name: "http", ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(8882)}}, SuccessThreshold: 1}},
+			corev1.Container{Name: "exec", ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}},
+			corev1.Container{Name: "grpc", ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 8883}}}},
+			corev1.Container{Name: "none"})
+	})
+	want := `[{"tcpSocket":{"port":0}},{"httpGet":{"path":"/","port":8882},"successThreshold":1},{"grpc":{"port":8883,"service":null}}]`
+	if got := queueReadinessProbes(rev, true); got != want {
+		t.Errorf("with the flag:\n got %s\nwant %s", got, want)
+	}
+	if got := queueReadinessProbes(rev, false); got != "" {
+		t.Errorf("without the flag = %s, want the app's probe alone (none here)", got)
+	}
+	d := MakeDeployment(rev, DeploymentConfig{MultiContainerProbing: true})
+	for _, c := range d.Spec.Template.Spec.Containers[1:4] {
+		if c.ReadinessProbe == nil {
+			t.Errorf("sidecar %s lost its readiness probe: the kubelet runs it too", c.Name)
+		}
 	}
 }

@@ -53,10 +53,10 @@ func livenessProbe(p *corev1.Probe, userPort int32) *corev1.Probe {
 // queue-proxy reads as USER_PORT: the same port on Kubernetes, and the
 // one that follows the app when a local runtime remaps its ports. An exec
 // probe becomes a TCP probe of the user port (see kubeletReadinessProbe).
-func servingProbe(rev *servingv1.Revision) string {
+func servingProbe(rev *servingv1.Revision) *corev1.Probe {
 	p := rev.Spec.Containers[ServingContainer(rev)].ReadinessProbe.DeepCopy()
 	if p == nil {
-		return ""
+		return nil
 	}
 	user := UserPort(rev)
 	servingPort := func(port intstr.IntOrString) intstr.IntOrString {
@@ -75,7 +75,48 @@ func servingProbe(rev *servingv1.Revision) string {
 	case p.Exec != nil:
 		p.Exec, p.TCPSocket = nil, &corev1.TCPSocketAction{}
 	}
-	b, err := json.Marshal(p)
+	return p
+}
+
+// sidecarProbes are the readiness probes of the containers that do not
+// serve, which the queue-proxy runs beside the app's under
+// multi-container-probing (as Knative's makeQueueContainer): the
+// activator and the kubelet ask the queue-proxy whether the replica is
+// ready, and a request must not reach an app whose sidecar is not. Each
+// names its own port (admission sees to it). An exec probe stays with
+// the kubelet (or the local runtime) alone: the queue-proxy cannot run it.
+func sidecarProbes(rev *servingv1.Revision) []*corev1.Probe {
+	serving := ServingContainer(rev)
+	var out []*corev1.Probe
+	for i, c := range rev.Spec.Containers {
+		if i == serving || c.ReadinessProbe == nil || c.ReadinessProbe.Exec != nil {
+			continue
+		}
+		out = append(out, c.ReadinessProbe.DeepCopy())
+	}
+	return out
+}
+
+// queueReadinessProbes is SERVING_READINESS_PROBE: the app's probe alone
+// as one JSON object, or with multiContainer a list with the sidecars'.
+func queueReadinessProbes(rev *servingv1.Revision, multiContainer bool) string {
+	var v any
+	probes := []*corev1.Probe{servingProbe(rev)}
+	if multiContainer {
+		probes = append(probes, sidecarProbes(rev)...)
+	}
+	switch {
+	case len(probes) > 1:
+		if probes[0] == nil { // the serving port's TCP probe, as an empty value means
+			probes[0] = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{}}}
+		}
+		v = probes
+	case probes[0] != nil:
+		v = probes[0]
+	default:
+		return ""
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		return ""
 	}
