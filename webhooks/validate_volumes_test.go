@@ -135,4 +135,3 @@ func TestGatedVolumes(t *testing.T) {
 		})
 	}
 }
-
