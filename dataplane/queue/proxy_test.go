@@ -136,7 +136,9 @@ func TestProxyWebsocket(t *testing.T) {
 	port := startApp(t, websocket.Handler(func(ws *websocket.Conn) { io.Copy(ws, ws) }), false)
 	q := startQueue(t, port, func(c *Config) {
 		c.ContainerConcurrency = 1
-		c.IdleTimeout = c.RevisionTimeout // idle tracking stops at the upgrade
+		// Limits far beyond the exchange below: they close a websocket
+		// however busy (TestWebsocketTimeouts), not before.
+		c.IdleTimeout = c.RevisionTimeout
 	})
 	ws, err := websocket.Dial(strings.Replace(q.url, "http", "ws", 1)+"/echo", "", "http://localhost/")
 	if err != nil {

@@ -32,14 +32,23 @@ func (e *TimeoutError) Error() string {
 //     "writes first byte before timeout" streams for 15 s under 10);
 //   - response start: until the first response byte (responseStartTimeoutSeconds);
 //   - idle: between writes to the client, counted from arrival until the
-//     first one (idleTimeoutSeconds); not watched once a connection is
-//     upgraded (websockets).
+//     first one (idleTimeoutSeconds).
+//
+// Only writes through the response count: an upgrade's 101 and all the
+// traffic after it, both ways, go over the hijacked connection unseen, as
+// they bypass Knative's timeoutWriter. An upgraded connection (websocket)
+// thus runs on what the response saw before the hijack, usually nothing:
+// it is closed at the first of the three limits counted from the
+// request's arrival, however busy it is, as Knative's queue-proxy closes
+// it. Hence no bookkeeping per hijacked connection.
 //
 // When one expires it cancels the request context with a *TimeoutError,
 // which makes the proxy give up on the app, and refuses further writes. If
 // nothing was sent yet the client gets 504 with a body naming the limit;
-// otherwise the response is cut off. Inner handlers must honour context
-// cancellation, as httputil.ReverseProxy does.
+// otherwise the response is cut off, or an upgraded connection closed
+// (ReverseProxy closes the app's end on the cancellation, then the
+// client's). Inner handlers must honour context cancellation, as
+// httputil.ReverseProxy does.
 type timeoutHandler struct {
 	next                        http.Handler
 	total, responseStart, idle  time.Duration
@@ -149,8 +158,7 @@ type deadline struct {
 
 	state     atomic.Int32
 	cause     atomic.Pointer[TimeoutError]
-	started   atomic.Bool  // a response byte or header went out
-	watchIdle atomic.Bool  // false once hijacked
+	started   atomic.Bool  // a response byte or header went out, the hijacked connection's aside
 	lastWrite atomic.Int64 // nanoseconds since start, kept only with an idle timeout
 }
 
@@ -160,7 +168,6 @@ func (d *deadline) elapsed() time.Duration {
 }
 
 func (d *deadline) firstWait() time.Duration {
-	d.watchIdle.Store(d.h.idle > 0)
 	wait := time.Duration(1<<63 - 1)
 	for _, t := range []time.Duration{d.h.total, d.h.responseStart, d.h.idle} {
 		if t > 0 {
@@ -182,11 +189,6 @@ func (d *deadline) allowWrite() bool {
 		d.lastWrite.Store(int64(d.elapsed()))
 	}
 	return true
-}
-
-func (d *deadline) hijacked() {
-	d.started.Store(true)
-	d.watchIdle.Store(false)
 }
 
 // check runs on the timer: it expires the request if a limit has passed,
@@ -212,7 +214,7 @@ func (d *deadline) check() {
 	if h.responseStart > 0 && !d.started.Load() && consider(h.responseStart, h.startErr) {
 		return
 	}
-	if h.idle > 0 && d.watchIdle.Load() && consider(time.Duration(d.lastWrite.Load())+h.idle, h.idleErr) {
+	if h.idle > 0 && consider(time.Duration(d.lastWrite.Load())+h.idle, h.idleErr) {
 		return
 	}
 	if next < time.Duration(1<<63-1) && d.state.Load() == deadlineRunning {

@@ -83,8 +83,10 @@ func (w *responseWriter) Flush() {
 }
 
 // Hijack hands the connection over for a protocol upgrade (websockets).
-// From then on the timeouts stop watching writes; the total timeout still
-// closes the connection through the request context.
+// The deadline is deliberately not told: traffic on the connection is no
+// write to the response, so the timeouts keep counting from what was
+// written before and close the connection through the request context
+// (timeoutHandler). The status is 101 for the metrics.
 func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
 	if err != nil {
@@ -94,9 +96,6 @@ func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if !w.wroteHeader {
 		w.status = http.StatusSwitchingProtocols
 		w.wroteHeader = true
-	}
-	if w.deadline != nil {
-		w.deadline.hijacked()
 	}
 	return conn, brw, nil
 }
