@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -95,16 +96,17 @@ func (r *Reconciler) reconcileRevision(ctx context.Context, cfg *servingv1.Confi
 	return have, nil
 }
 
-// markStatus sets latestCreated to the current generation's Revision and
-// latestReady to the newest ready one; Ready follows the latest created.
+// markStatus sets latestCreated to the Revision the template resolves to,
+// which is an older one again when the template names it, and moves
+// latestReady as latestReady decides; Ready follows the latest created.
 func markStatus(cfg *servingv1.Configuration, latest *servingv1.Revision, revs []servingv1.Revision) {
 	cfg.Status.LatestCreatedRevisionName = latest.Name
-	if name := newestReady(revs); name != "" {
+	if name := latestReady(cfg, latest, revs); name != "" {
 		cfg.Status.LatestReadyRevisionName = name
 	}
 	ready := latest.Status.GetCondition(duckv1.ConditionReady)
 	switch {
-	case ready.IsTrue() && latest.Status.ObservedGeneration == latest.Generation:
+	case isReady(latest):
 		cfg.Status.MarkLatestCreatedReady()
 	case ready.IsFalse():
 		cfg.Status.MarkLatestCreatedFailed(latest.Name, ready.Message)
@@ -113,19 +115,116 @@ func markStatus(cfg *servingv1.Configuration, latest *servingv1.Revision, revs [
 	}
 }
 
-// newestReady is the ready Revision with the highest configuration
-// generation: a rollback to an older template never hides a newer one.
-func newestReady(revs []servingv1.Revision) string {
-	best, bestGen := "", int64(-1)
-	for i := range revs {
-		rev := &revs[i]
-		gen, err := strconv.ParseInt(rev.Labels[servingv1.ConfigurationGenerationLabelKey], 10, 64)
-		if err != nil || !rev.Status.IsReady() || rev.DeletionTimestamp != nil {
-			continue
-		}
-		if gen > bestGen || (gen == bestGen && rev.Name > best) {
-			best, bestGen = rev.Name, gen
+// latestReady is the Revision latestReadyRevisionName moves to, "" to
+// leave it where it is: the first ready candidate in serving order. As in
+// Knative, naming an older Revision again in the template is a rollback,
+// and the Route, which follows latestReady, serves it again once it is
+// ready; until then the newest ready candidate keeps the traffic.
+func latestReady(cfg *servingv1.Configuration, latest *servingv1.Revision, revs []servingv1.Revision) string {
+	cands := candidates(cfg, latest, revs)
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].before(cands[j], cfg.Spec.Template.Name) })
+	for _, c := range cands {
+		if isReady(c.rev) {
+			return c.rev.Name
 		}
 	}
-	return best
+	return ""
+}
+
+// candidate is a Revision latestReady may choose, with its configuration
+// generation.
+type candidate struct {
+	rev *servingv1.Revision
+	gen int64
+}
+
+// before is serving order: the Revision the template names first,
+// whatever its generation, since naming it is how a user asks for it
+// back; then the newest generation; equal generations by the greater
+// name, so the choice never depends on list order.
+func (c candidate) before(o candidate, named string) bool {
+	if (c.rev.Name == named) != (o.rev.Name == named) {
+		return c.rev.Name == named
+	}
+	if c.gen != o.gen {
+		return c.gen > o.gen
+	}
+	return c.rev.Name > o.rev.Name
+}
+
+// candidates are the Revisions between the current latest ready one's
+// generation and the Configuration's, plus the one the template names.
+// The lower bound keeps latestReady from sliding back on its own: when
+// the latest fails, or the latest ready one stops being ready, the
+// traffic stays rather than falling to an older Revision nobody asked
+// for; only naming one goes below it. After a rollback the bound is the
+// rolled-back-to generation, so while a later unnamed generation deploys,
+// the newest ready Revision above that bound serves. With no latest ready
+// Revision to measure from (none yet, or it is gone), every Revision is
+// one.
+// Unlabelled and deleting Revisions are never candidates.
+func candidates(cfg *servingv1.Configuration, latest *servingv1.Revision, revs []servingv1.Revision) []candidate {
+	all := withLatest(latest, revs)
+	floor, bounded := lowestGeneration(cfg, all)
+	var cands []candidate
+	for _, rev := range all {
+		gen, err := configGeneration(rev)
+		if err != nil || rev.DeletionTimestamp != nil {
+			continue
+		}
+		named := cfg.Spec.Template.Name != "" && rev.Name == cfg.Spec.Template.Name
+		if named || !bounded || (gen >= floor && gen <= cfg.Generation) {
+			cands = append(cands, candidate{rev: rev, gen: gen})
+		}
+	}
+	return cands
+}
+
+// lowestGeneration is the current latest ready Revision's generation, the
+// lower bound for candidates; bounded is false when there is no such
+// Revision, or it is being deleted, as it will not serve again. One
+// without a generation label bounds at the Configuration's generation.
+func lowestGeneration(cfg *servingv1.Configuration, all []*servingv1.Revision) (floor int64, bounded bool) {
+	name := cfg.Status.LatestReadyRevisionName
+	if name == "" {
+		return 0, false
+	}
+	for _, rev := range all {
+		if rev.Name != name || rev.DeletionTimestamp != nil {
+			continue
+		}
+		if gen, err := configGeneration(rev); err == nil {
+			return gen, true
+		}
+		return cfg.Generation, true
+	}
+	return 0, false
+}
+
+// withLatest is revs with latest in place of its listed copy, or added:
+// latest is what Reconcile just read or created, and the list, served
+// from the cache, can lag behind it.
+func withLatest(latest *servingv1.Revision, revs []servingv1.Revision) []*servingv1.Revision {
+	all := []*servingv1.Revision{latest}
+	for i := range revs {
+		if revs[i].Name != latest.Name {
+			all = append(all, &revs[i])
+		}
+	}
+	return all
+}
+
+// isReady: Ready is True and the Revision's controller has observed its
+// current generation; a True left from an older generation says nothing.
+func isReady(rev *servingv1.Revision) bool {
+	return rev.Status.ObservedGeneration == rev.Generation && rev.Status.IsReady()
+}
+
+// configGeneration is the Configuration generation that stamped rev.
+func configGeneration(rev *servingv1.Revision) (int64, error) {
+	gen, err := strconv.ParseInt(rev.Labels[servingv1.ConfigurationGenerationLabelKey], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("revision %s: label %s: %w", rev.Name, servingv1.ConfigurationGenerationLabelKey, err)
+	}
+	return gen, nil
 }

@@ -3,6 +3,7 @@ package configuration
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -46,12 +47,40 @@ func stamped(ready corev1.ConditionStatus, mutate ...func(*servingv1.Revision)) 
 	return rev
 }
 
-func TestReconcile(t *testing.T) {
-	type status struct {
-		LatestCreated, LatestReady string
-		Ready                      corev1.ConditionStatus
-		Reason, Message            string
+// status is what a test reads back from Configuration hello.
+type status struct {
+	LatestCreated, LatestReady string
+	Ready                      corev1.ConditionStatus
+	Reason, Message            string
+}
+
+func readStatus(t *testing.T, c client.Client) status {
+	t.Helper()
+	cfg := &servingv1.Configuration{}
+	if err := c.Get(context.Background(), key, cfg); err != nil {
+		t.Fatal(err)
 	}
+	got := status{LatestCreated: cfg.Status.LatestCreatedRevisionName, LatestReady: cfg.Status.LatestReadyRevisionName}
+	if ready := cfg.Status.GetCondition(duckv1.ConditionReady); ready != nil {
+		got.Ready, got.Reason, got.Message = ready.Status, ready.Reason, ready.Message
+	}
+	return got
+}
+
+func revisionNames(t *testing.T, c client.Client) []string {
+	t.Helper()
+	revs := &servingv1.RevisionList{}
+	if err := c.List(context.Background(), revs); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, rev := range revs.Items {
+		names = append(names, rev.Name)
+	}
+	return names
+}
+
+func TestReconcile(t *testing.T) {
 	named := func(cfg *servingv1.Configuration) { cfg.Spec.Template.Name = "hello-v2" }
 	ready1 := stamped(corev1.ConditionTrue, func(r *servingv1.Revision) {
 		r.Name, r.Labels[servingv1.ConfigurationGenerationLabelKey] = "hello-00001", "1"
@@ -115,24 +144,11 @@ func TestReconcile(t *testing.T) {
 			if !reconciletest.ErrMatches(err, tc.wantErr) {
 				t.Fatalf("Reconcile error = %v, want %q", err, tc.wantErr)
 			}
-			cfg := &servingv1.Configuration{}
-			if err := c.Get(context.Background(), key, cfg); err != nil {
-				t.Fatal(err)
-			}
-			got := status{LatestCreated: cfg.Status.LatestCreatedRevisionName, LatestReady: cfg.Status.LatestReadyRevisionName}
-			if ready := cfg.Status.GetCondition(duckv1.ConditionReady); ready != nil {
-				got.Ready, got.Reason, got.Message = ready.Status, ready.Reason, ready.Message
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, readStatus(t, c)); diff != "" {
 				t.Errorf("status (-want +got):\n%s", diff)
 			}
-			revs := &servingv1.RevisionList{}
-			if err := c.List(context.Background(), revs); err == nil {
-				var names []string
-				for _, rev := range revs.Items {
-					names = append(names, rev.Name)
-				}
-				if diff := cmp.Diff(tc.revs, names); diff != "" {
+			if tc.funcs.List == nil {
+				if diff := cmp.Diff(tc.revs, revisionNames(t, c)); diff != "" {
 					t.Errorf("Revisions (-want +got):\n%s", diff)
 				}
 			}
@@ -152,4 +168,120 @@ func newClient(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) cli
 
 func refuse(err error) func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
 	return func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error { return err }
+}
+
+// TestReconcileRollback drives Configuration hello through a user's edits:
+// each step changes the template (a new generation), reconciles so the
+// Revision is stamped or found, lets the Revisions report Ready as given,
+// and reconciles again, as their status changes would.
+func TestReconcileRollback(t *testing.T) {
+	type step struct {
+		name, image string                            // the template; image "" leaves it unchanged
+		ready       map[string]corev1.ConditionStatus // what the Revisions report
+		want        status
+	}
+	const (
+		True, False, Unknown = corev1.ConditionTrue, corev1.ConditionFalse, corev1.ConditionUnknown
+	)
+	deploying := func(name string) string { return fmt.Sprintf("waiting for Revision %q to become ready", name) }
+	readyA := step{"rev-a", "v1", map[string]corev1.ConditionStatus{"rev-a": True}, status{"rev-a", "rev-a", True, "", ""}}
+	readyB := step{"rev-b", "v2", map[string]corev1.ConditionStatus{"rev-b": True}, status{"rev-b", "rev-b", True, "", ""}}
+	backToA := step{"rev-a", "v1", nil, status{"rev-a", "rev-a", True, "", ""}}
+	tests := []struct {
+		name  string
+		steps []step
+		revs  []string
+	}{{
+		name:  "naming an older Revision again moves latestCreated and latestReady back to it",
+		steps: []step{readyA, readyB, backToA},
+		revs:  []string{"rev-a", "rev-b"},
+	}, {
+		name: "the Revision named again is not ready: latestReady stays until it is",
+		steps: []step{readyA, readyB,
+			{"rev-a", "v1", map[string]corev1.ConditionStatus{"rev-a": Unknown}, status{"rev-a", "rev-b", Unknown, servingv1.ReasonDeploying, deploying("rev-a")}},
+			{"", "", map[string]corev1.ConditionStatus{"rev-a": True}, status{"rev-a", "rev-a", True, "", ""}},
+		},
+		revs: []string{"rev-a", "rev-b"},
+	}, {
+		name: "the Revision named again failed: latestReady stays",
+		steps: []step{readyA, readyB,
+			{"rev-a", "v1", map[string]corev1.ConditionStatus{"rev-a": False}, status{"rev-a", "rev-b", False, servingv1.ReasonRevisionFailed, `Revision "rev-a" failed with message: exit 1`}},
+		},
+		revs: []string{"rev-a", "rev-b"},
+	}, {
+		// Generation 4 measures from rev-a's generation 1, so while
+		// hello-00004 deploys the newest ready Revision above it is rev-b.
+		name: "an unnamed generation after a rollback: the newest ready until it is ready",
+		steps: []step{readyA, readyB, backToA,
+			{"", "v3", nil, status{"hello-00004", "rev-b", Unknown, servingv1.ReasonDeploying, deploying("hello-00004")}},
+			{"", "", map[string]corev1.ConditionStatus{"hello-00004": True}, status{"hello-00004", "hello-00004", True, "", ""}},
+		},
+		revs: []string{"hello-00004", "rev-a", "rev-b"},
+	}, {
+		name: "the latest fails: latestReady never goes below the one it has",
+		steps: []step{readyA, readyB,
+			{"", "v3", map[string]corev1.ConditionStatus{"rev-b": False, "hello-00003": False}, status{"hello-00003", "rev-b", False, servingv1.ReasonRevisionFailed, `Revision "hello-00003" failed with message: exit 1`}},
+		},
+		revs: []string{"hello-00003", "rev-a", "rev-b"},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClient(t, interceptor.Funcs{}, testConfiguration(func(cfg *servingv1.Configuration) { cfg.Generation = 0 }))
+			r := &Reconciler{client: c}
+			for i, s := range tc.steps {
+				if s.image != "" {
+					edit(t, c, s.name, "example.com/hello:"+s.image)
+				}
+				reconcile(t, r)
+				for name, ready := range s.ready {
+					report(t, c, name, ready)
+				}
+				reconcile(t, r)
+				if diff := cmp.Diff(s.want, readStatus(t, c)); diff != "" {
+					t.Fatalf("step %d: status (-want +got):\n%s", i+1, diff)
+				}
+			}
+			if diff := cmp.Diff(tc.revs, revisionNames(t, c)); diff != "" {
+				t.Errorf("Revisions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// edit gives Configuration hello a new template, a new generation as the
+// API server would count it.
+func edit(t *testing.T, c client.Client, name, image string) {
+	t.Helper()
+	cfg := &servingv1.Configuration{}
+	if err := c.Get(context.Background(), key, cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Generation++
+	cfg.Spec.Template.Name = name
+	cfg.Spec.Template.Spec.Containers[0].Image = image
+	if err := c.Update(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// report sets a Revision's Ready as its controller would, for the
+// generation it observed.
+func report(t *testing.T, c client.Client, name string, ready corev1.ConditionStatus) {
+	t.Helper()
+	rev := &servingv1.Revision{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: name}, rev); err != nil {
+		t.Fatal(err)
+	}
+	rev.Status.ObservedGeneration = rev.Generation
+	rev.Status.Conditions = duckv1.Conditions{{Type: duckv1.ConditionReady, Status: ready, Reason: "ExitCode1", Message: "exit 1"}}
+	if err := c.Status().Update(context.Background(), rev); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func reconcile(t *testing.T, r *Reconciler) {
+	t.Helper()
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key}); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
 }
