@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 )
 
 func TestParseDeployment(t *testing.T) {
@@ -32,6 +34,16 @@ func TestParseDeployment(t *testing.T) {
 			d.RegistriesSkippingTagResolving = []string{"registry.local:5000", "kind.local"}
 			d.DigestResolutionTimeout = 30 * time.Second
 		}),
+	}, {
+		name: "the queue-proxy's resources",
+		data: map[string]string{"queue-sidecar-cpu-request": "25m", "queue-sidecar-memory-limit": " 800Mi "},
+		want: defaults(func(d *Deployment) {
+			d.QueueSidecar.CPURequest, d.QueueSidecar.MemoryLimit = ptr.To(resource.MustParse("25m")), ptr.To(resource.MustParse("800Mi"))
+		}),
+	}, {
+		name:    "a resource that is no quantity",
+		data:    map[string]string{"queue-sidecar-cpu-limit": "one"},
+		wantErr: `config-deployment: queue-sidecar-cpu-limit="one": want a quantity such as 100m or 400Mi`,
 	}, {
 		name: "an empty list resolves every registry",
 		data: map[string]string{"registries-skipping-tag-resolving": ""},

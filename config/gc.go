@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/knitops/knit/api/serving/queuesidecar"
 )
 
 // GC is config-gc: when non-active revisions are collected.
@@ -53,6 +55,9 @@ type Deployment struct {
 	RegistriesSkippingTagResolving []string
 	// DigestResolutionTimeout bounds resolving one Revision's tags.
 	DigestResolutionTimeout time.Duration
+	// QueueSidecar is every queue-proxy's requests and limits
+	// (queue-sidecar-cpu-request, …) unless its Revision sets its own.
+	QueueSidecar queuesidecar.Settings
 }
 
 // SkipsTagResolving says whether images of registry run by tag.
@@ -75,6 +80,13 @@ func ParseDeployment(data map[string]string) (*Deployment, error) {
 	p.string("queue-sidecar-image", &d.QueueSidecarImage)
 	p.list("registries-skipping-tag-resolving", &d.RegistriesSkippingTagResolving)
 	p.durationOrDisabled("digest-resolution-timeout", &d.DigestResolutionTimeout)
+	q := &d.QueueSidecar
+	p.quantity("queue-sidecar-cpu-request", &q.CPURequest)
+	p.quantity("queue-sidecar-cpu-limit", &q.CPULimit)
+	p.quantity("queue-sidecar-memory-request", &q.MemoryRequest)
+	p.quantity("queue-sidecar-memory-limit", &q.MemoryLimit)
+	p.quantity("queue-sidecar-ephemeral-storage-request", &q.EphemeralStorageRequest)
+	p.quantity("queue-sidecar-ephemeral-storage-limit", &q.EphemeralStorageLimit)
 	if p.err != nil {
 		return nil, p.err
 	}

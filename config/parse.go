@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // parser reads typed keys from one ConfigMap's data and remembers the
@@ -100,3 +102,17 @@ func (p *parser) int64OrDisabled(key string, dst *int64) {
 
 // Disabled marks a GC setting turned off.
 const Disabled time.Duration = -1
+
+// quantity reads a resource quantity (100m, 400Mi).
+func (p *parser) quantity(key string, dst **resource.Quantity) {
+	v, ok := p.data[key]
+	if !ok || strings.TrimSpace(v) == "" {
+		return
+	}
+	q, err := resource.ParseQuantity(strings.TrimSpace(v))
+	if err != nil {
+		p.fail(key, v, "want a quantity such as 100m or 400Mi")
+		return
+	}
+	*dst = &q
+}

@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/knitops/knit/api/autoscaling"
+	"github.com/knitops/knit/api/serving/queuesidecar"
 )
 
 // validateAutoscalingAnnotations is Knative's autoscaling.ValidateAnnotations
@@ -29,4 +30,16 @@ func fieldError(path *field.Path, e *autoscaling.Error) *field.Error {
 		return field.NotSupported(path.Key(e.Key), e.Value, e.Supported)
 	}
 	return field.Invalid(path.Key(e.Key), e.Value, e.Detail)
+}
+
+// validateQueueSidecarAnnotations refuses queue.sidecar.serving.knative.dev
+// annotations the Revision reconciler could not apply, through the same
+// parser, so a typo is an error at the Service and not a queue-proxy
+// silently sized otherwise.
+func validateQueueSidecarAnnotations(anns map[string]string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, p := range queuesidecar.Validate(anns) {
+		errs = append(errs, field.Invalid(path.Key(p.Key), p.Value, p.Detail))
+	}
+	return errs
 }

@@ -1,6 +1,8 @@
 package webhooks
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -138,5 +140,24 @@ func TestValidateAutoscalingAnnotations(t *testing.T) {
 				t.Errorf("errors (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A Service whose queue-proxy annotations the reconciler could not apply
+// is refused, naming the annotation.
+func TestServiceWithBadQueueSidecarAnnotationIsRefused(t *testing.T) {
+	s := service("hello", defaultedSpec(), latest(100))
+	s.Spec.Template.Annotations = map[string]string{
+		"queue.sidecar.serving.knative.dev/cpu-resource-request": "lots",
+		"queue.sidecar.serving.knative.dev/memory-resource-limit": "800Mi",
+	}
+	_, err := serviceHooks().ValidateCreate(context.Background(), s)
+	want := `invalid value: lots: spec.template.metadata.annotations[queue.sidecar.serving.knative.dev/cpu-resource-request]` + "\nwant a quantity such as 100m or 400Mi"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error = %v, want it to contain %q", err, want)
+	}
+	s.Spec.Template.Annotations["queue.sidecar.serving.knative.dev/cpu-resource-request"] = "100m"
+	if _, err := serviceHooks().ValidateCreate(context.Background(), s); err != nil {
+		t.Errorf("valid annotations refused: %v", err)
 	}
 }

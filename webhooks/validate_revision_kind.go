@@ -16,6 +16,7 @@ func validateRevision(r, old *servingv1.Revision, cfg Config) field.ErrorList {
 	// Its own creator annotation is already among its annotations.
 	errs = append(errs, validateDerivedMetadata(r.Labels, r.Annotations, "", meta)...)
 	errs = append(errs, validateAutoscalingAnnotations(r.Annotations, meta.Child("annotations"), cfg)...)
+	errs = append(errs, validateQueueSidecarAnnotations(r.Annotations, meta.Child("annotations"))...)
 	if old != nil {
 		return append(errs, validateSpecImmutable(old.Spec, r.Spec, field.NewPath("spec"))...)
 	}

@@ -14,6 +14,7 @@ func validateTemplate(t servingv1.RevisionTemplateSpec, parent metav1.ObjectMeta
 	errs := validateRevisionName(t.ObjectMeta, parent, meta)
 	errs = append(errs, validateDerivedMetadata(t.Labels, t.Annotations, templateCreator(parent.Annotations), meta)...)
 	errs = append(errs, validateAutoscalingAnnotations(t.Annotations, meta.Child("annotations"), cfg)...)
+	errs = append(errs, validateQueueSidecarAnnotations(t.Annotations, meta.Child("annotations"))...)
 	return append(errs, validateRevisionSpec(t.Spec, path.Child("spec"), cfg)...)
 }
 

@@ -127,6 +127,8 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, rev *servingv1.Rev
 		InitialReplicas:         initialScale(rev),
 		QueueEnv:                r.queueEnv,
 		MultiContainerProbing:   cfg.Features.MultiContainerProbing == config.FeatureEnabled,
+		QueueSidecar:            cfg.Deployment.QueueSidecar,
+		QueueResourceDefaults:   cfg.Features.QueueProxyResourceDefaults == config.FeatureEnabled,
 	})
 	return owned.Ensure(ctx, r.client, rev, "Deployment", want, &appsv1.Deployment{},
 		func(have, want *appsv1.Deployment) bool {

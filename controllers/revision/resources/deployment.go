@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/knitops/knit/api/serving/queuesidecar"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 )
 
@@ -31,6 +32,12 @@ type DeploymentConfig struct {
 	// MultiContainerProbing is config-features multi-container-probing
 	// Enabled: the queue-proxy runs the sidecars' readiness probes too.
 	MultiContainerProbing bool
+	// QueueSidecar sizes every queue-proxy (config-deployment's
+	// queue-sidecar-* keys); the Revision's annotations override it.
+	QueueSidecar queuesidecar.Settings
+	// QueueResourceDefaults is config-features queueproxy.resource-defaults
+	// Enabled: Knative's requests and limits where nothing else says.
+	QueueResourceDefaults bool
 }
 
 // MakeDeployment builds the Deployment that runs a Revision's replicas:
@@ -233,6 +240,8 @@ func queueContainer(rev *servingv1.Revision, cfg DeploymentConfig) corev1.Contai
 		},
 		Env:             append(queueEnv(rev, cfg.MultiContainerProbing), cfg.QueueEnv...),
 		SecurityContext: queueSecurityContext(cfg.QueueImage),
+		Resources: queuesidecar.Resources(rev.Annotations, &rev.Spec.Containers[ServingContainer(rev)],
+			cfg.QueueSidecar, cfg.QueueResourceDefaults),
 		ReadinessProbe: &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
 				Port:        intstr.FromInt32(QueueHTTPPort),

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -244,5 +245,29 @@ func TestSidecarReadinessProbes(t *testing.T) {
 		if c.ReadinessProbe == nil {
 			t.Errorf("sidecar %s lost its readiness probe: the kubelet runs it too", c.Name)
 		}
+	}
+}
+
+// The queue-proxy is sized by config-deployment, queueproxy.resource-defaults
+// and the Revision's queue.sidecar annotations, as Knative sizes it; with
+// none of them it asks for nothing, as Knative's.
+func TestQueueProxyResources(t *testing.T) {
+	queue := func(d *appsv1.Deployment) corev1.Container {
+		cs := d.Spec.Template.Spec.Containers
+		return cs[len(cs)-1]
+	}
+	plain := testRevision()
+	if r := queue(MakeDeployment(plain, DeploymentConfig{})).Resources; len(r.Requests)+len(r.Limits) > 0 {
+		t.Errorf("queue-proxy resources with nothing set = %v, want none", r)
+	}
+	annotated := testRevision(func(r *servingv1.Revision) {
+		r.Annotations = map[string]string{"queue.sidecar.serving.knative.dev/memory-resource-limit": "64Mi"}
+	})
+	r := queue(MakeDeployment(annotated, DeploymentConfig{QueueResourceDefaults: true})).Resources
+	if got := r.Limits.Memory().String(); got != "64Mi" {
+		t.Errorf("memory limit = %s, want the annotation's 64Mi", got)
+	}
+	if got := r.Requests.Cpu().String(); got != "25m" {
+		t.Errorf("cpu request = %s, want Knative's default 25m", got)
 	}
 }
