@@ -148,7 +148,7 @@ func TestValidateAutoscalingAnnotations(t *testing.T) {
 func TestServiceWithBadQueueSidecarAnnotationIsRefused(t *testing.T) {
 	s := service("hello", defaultedSpec(), latest(100))
 	s.Spec.Template.Annotations = map[string]string{
-		"queue.sidecar.serving.knative.dev/cpu-resource-request": "lots",
+		"queue.sidecar.serving.knative.dev/cpu-resource-request":  "lots",
 		"queue.sidecar.serving.knative.dev/memory-resource-limit": "800Mi",
 	}
 	_, err := serviceHooks().ValidateCreate(context.Background(), s)
