@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/knitops/knit/config"
@@ -69,13 +71,26 @@ func validateContainer(c corev1.Container, p *field.Path, serving bool, features
 	for _, f := range disallowedFields(c, containerFields...) {
 		errs = append(errs, field.Forbidden(p.Child(f), "must not set the field(s)"))
 	}
-	if c.Image == "" {
-		errs = append(errs, field.Required(p.Child("image"), ""))
+	if c.Name != "" {
+		// Kubernetes' rule for a container's name: the Deployment would
+		// be refused later, with the Revision waiting for nothing.
+		for _, msg := range validation.IsDNS1123Label(c.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), c.Name, msg))
+		}
 	}
-	if strings.HasPrefix(c.Image, kopath.Scheme) {
+	switch {
+	case c.Image == "":
+		errs = append(errs, field.Required(p.Child("image"), ""))
+	case strings.HasPrefix(c.Image, kopath.Scheme):
 		// Its path reaches go build as an argument (knit dev, build Jobs).
 		if err := kopath.Check(strings.TrimPrefix(c.Image, kopath.Scheme)); err != nil {
 			errs = append(errs, field.Invalid(p.Child("image"), c.Image, err.Error()))
+		}
+	case !strings.Contains(c.Image, "://"):
+		// knit's own schemes aside, an image is a registry reference,
+		// refused as Knative refuses one that does not parse.
+		if _, err := name.ParseReference(c.Image, name.WeakValidation); err != nil {
+			errs = append(errs, field.Invalid(p.Child("image"), c.Image, "Failed to parse image reference: "+err.Error()))
 		}
 	}
 	errs = append(errs, validateSecurityContext(c.SecurityContext, p.Child("securityContext"), features)...)

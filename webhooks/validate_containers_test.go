@@ -59,6 +59,13 @@ func TestValidateContainers(t *testing.T) {
 			"invalid value: queue-proxy: " + p + "[1].name\nis reserved for knit's queue-proxy",
 		},
 	}, {
+		name: "a name Kubernetes refuses, an image that is no reference",
+		cs:   []corev1.Container{{Name: "App_1", Image: "registry.example.com/Team/app:1.2", Ports: port(8080)}},
+		want: []string{
+			"invalid value: App_1: " + p + "[0].name\na lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+			"invalid value: registry.example.com/Team/app:1.2: " + p + "[0].image\nFailed to parse image reference: could not parse reference: registry.example.com/Team/app:1.2",
+		},
+	}, {
 		name: "reserved environment variables; a sidecar may set PORT",
 		cs: []corev1.Container{
 			{Name: "app", Image: image, Ports: port(8080), Env: []corev1.EnvVar{{Name: "PORT", Value: "1"}, {Name: "TARGET", Value: "x"}}},
