@@ -129,6 +129,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, rev *servingv1.Rev
 		MultiContainerProbing:   cfg.Features.MultiContainerProbing == config.FeatureEnabled,
 		QueueSidecar:            cfg.Deployment.QueueSidecar,
 		QueueResourceDefaults:   cfg.Features.QueueProxyResourceDefaults == config.FeatureEnabled,
+		QueuePodInfo:            config.OptedIn(cfg.Features.QueueProxyMountPodInfo, rev.Annotations, config.QueueProxyPodInfoAnnotation),
 	})
 	return owned.Ensure(ctx, r.client, rev, "Deployment", want, &appsv1.Deployment{},
 		func(have, want *appsv1.Deployment) bool {

@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,6 +39,10 @@ type DeploymentConfig struct {
 	// QueueResourceDefaults is config-features queueproxy.resource-defaults
 	// Enabled: Knative's requests and limits where nothing else says.
 	QueueResourceDefaults bool
+	// QueuePodInfo mounts the pod's annotations into the queue-proxy at
+	// /etc/podinfo (config-features queueproxy.mount-podinfo, Enabled or
+	// Allowed and asked for by the Revision).
+	QueuePodInfo bool
 }
 
 // MakeDeployment builds the Deployment that runs a Revision's replicas:
@@ -168,10 +173,14 @@ func makePodSpec(rev *servingv1.Revision, cfg DeploymentConfig) corev1.PodSpec {
 		}
 		inits = append(inits, c)
 	}
+	volumes := s.Volumes
+	if cfg.QueuePodInfo {
+		volumes = append(slices.Clone(volumes), podInfoVolume)
+	}
 	return corev1.PodSpec{
 		InitContainers:                inits,
 		Containers:                    containers,
-		Volumes:                       s.Volumes,
+		Volumes:                       volumes,
 		ServiceAccountName:            s.ServiceAccountName,
 		ImagePullSecrets:              s.ImagePullSecrets,
 		EnableServiceLinks:            ptr.To(s.EnableServiceLinks != nil && *s.EnableServiceLinks),
@@ -253,7 +262,20 @@ func queueContainer(rev *servingv1.Revision, cfg DeploymentConfig) corev1.Contai
 			TimeoutSeconds:   1,
 		},
 	}
+	if cfg.QueuePodInfo {
+		c.VolumeMounts = []corev1.VolumeMount{{Name: podInfoVolume.Name, MountPath: "/etc/podinfo", ReadOnly: true}}
+	}
 	return c
+}
+
+// podInfoVolume is the pod's annotations as a file, for the queue-proxy
+// under queueproxy.mount-podinfo, as Knative mounts them (its
+// extensions read the pod's annotations there, not from the API).
+var podInfoVolume = corev1.Volume{
+	Name: "pod-info",
+	VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
+		Items: []corev1.DownwardAPIVolumeFile{{Path: "annotations", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations"}}},
+	}},
 }
 
 // localQueueScheme prefixes the queue images knit dev's local runtime runs

@@ -271,3 +271,22 @@ func TestQueueProxyResources(t *testing.T) {
 		t.Errorf("cpu request = %s, want Knative's default 25m", got)
 	}
 }
+
+// queueproxy.mount-podinfo gives the queue-proxy the pod's annotations as
+// a file at /etc/podinfo/annotations; nothing is mounted otherwise.
+func TestQueuePodInfo(t *testing.T) {
+	rev := testRevision()
+	d := MakeDeployment(rev, DeploymentConfig{QueuePodInfo: true})
+	spec := d.Spec.Template.Spec
+	q := spec.Containers[len(spec.Containers)-1]
+	if len(q.VolumeMounts) != 1 || q.VolumeMounts[0].MountPath != "/etc/podinfo" || !q.VolumeMounts[0].ReadOnly {
+		t.Fatalf("queue-proxy mounts %v, want the pod's info read-only at /etc/podinfo", q.VolumeMounts)
+	}
+	v := spec.Volumes[len(spec.Volumes)-1]
+	if v.Name != q.VolumeMounts[0].Name || v.DownwardAPI == nil || v.DownwardAPI.Items[0].FieldRef.FieldPath != "metadata.annotations" {
+		t.Errorf("volume %+v, want the downward API's metadata.annotations", v)
+	}
+	if d := MakeDeployment(rev, DeploymentConfig{}); len(d.Spec.Template.Spec.Volumes) != len(rev.Spec.Volumes) {
+		t.Errorf("volumes without the flag = %v", d.Spec.Template.Spec.Volumes)
+	}
+}
