@@ -24,7 +24,10 @@ type hooks[T client.Object] struct {
 	newObj   func() T
 	defaults func(obj, old T, user string, cfg Config)
 	validate func(obj, old T, cfg Config) field.ErrorList
-	warn     func(obj T) []string
+	// check asks the API server (a dry run) once validate passed; nil
+	// for kinds that need none.
+	check func(ctx context.Context, obj, old T, cfg Config) field.ErrorList
+	warn  func(obj T) []string
 }
 
 // Default defaults obj, reading the user and, on update, the stored object
@@ -46,14 +49,25 @@ func (h hooks[T]) Default(ctx context.Context, obj T) error {
 }
 
 // ValidateCreate refuses an invalid new object.
-func (h hooks[T]) ValidateCreate(_ context.Context, obj T) (admission.Warnings, error) {
+func (h hooks[T]) ValidateCreate(ctx context.Context, obj T) (admission.Warnings, error) {
 	var none T
-	return h.result(obj, h.validate(obj, none, h.cfg()))
+	return h.result(obj, h.validateAll(ctx, obj, none))
 }
 
 // ValidateUpdate refuses an invalid change.
-func (h hooks[T]) ValidateUpdate(_ context.Context, old, obj T) (admission.Warnings, error) {
-	return h.result(obj, h.validate(obj, old, h.cfg()))
+func (h hooks[T]) ValidateUpdate(ctx context.Context, old, obj T) (admission.Warnings, error) {
+	return h.result(obj, h.validateAll(ctx, obj, old))
+}
+
+// validateAll runs the pure validation, then, if it passed, the check
+// that asks the API server: an invalid object costs no round trip.
+func (h hooks[T]) validateAll(ctx context.Context, obj, old T) field.ErrorList {
+	cfg := h.cfg()
+	errs := h.validate(obj, old, cfg)
+	if len(errs) == 0 && h.check != nil {
+		errs = h.check(ctx, obj, old, cfg)
+	}
+	return errs
 }
 
 // ValidateDelete allows every delete; the webhooks are not registered for

@@ -15,15 +15,16 @@ import (
 // serving.knative.dev/v1 types. cfg is asked for the knobs on every
 // request (FromStore in knit, so admission sees what the controllers see).
 func Setup(mgr ctrl.Manager, cfg Source) error {
+	dryRun := podDryRun{c: mgr.GetClient()}
 	return errors.Join(
 		register(mgr, hooks[*servingv1.Service]{
 			kind: "Service", cfg: cfg, newObj: func() *servingv1.Service { return &servingv1.Service{} },
-			defaults: defaultService, validate: validateService,
+			defaults: defaultService, validate: validateService, check: dryRun.service,
 			warn: func(s *servingv1.Service) []string { return unknownAutoscalingAnnotations(s.Spec.Template.Annotations) },
 		}),
 		register(mgr, hooks[*servingv1.Configuration]{
 			kind: "Configuration", cfg: cfg, newObj: func() *servingv1.Configuration { return &servingv1.Configuration{} },
-			defaults: defaultConfiguration, validate: validateConfiguration,
+			defaults: defaultConfiguration, validate: validateConfiguration, check: dryRun.configuration,
 			warn: func(c *servingv1.Configuration) []string {
 				return unknownAutoscalingAnnotations(c.Spec.Template.Annotations)
 			},

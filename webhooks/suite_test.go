@@ -14,6 +14,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
@@ -177,6 +178,38 @@ func TestAdmissionThroughAPIServer(t *testing.T) {
 		err := c.Create(ctx, rt)
 		if want := "invalid value: 90: spec.traffic\ntraffic targets' percents add up to 90"; err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("create: err = %v\nwant it to contain %s", err, want)
+		}
+	})
+	t.Run("a pod Kubernetes refuses is refused at the Service when asked to dry-run", func(t *testing.T) {
+		// The namespace caps a container at 1 CPU; knit's own checks
+		// know nothing of LimitRanges, the API server's admission does.
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "capped"}}
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "capped", Name: "default"}}
+		lr := &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Namespace: "capped", Name: "cpu"},
+			Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer,
+				Max: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}
+		for _, o := range []client.Object{ns, sa, lr} {
+			if err := c.Create(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		greedy := service("greedy", bareSpec(corev1.Container{Image: image, Resources: corev1.ResourceRequirements{
+			Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}}))
+		greedy.Namespace = "capped"
+		// Knative's default (Allowed): no dry run unless the Service asks.
+		if err := c.Create(ctx, greedy.DeepCopy(), client.DryRunAll); err != nil {
+			t.Fatalf("without the annotation: %v", err)
+		}
+		greedy.Annotations = map[string]string{config.DryRunAnnotation: "enabled"}
+		err := c.Create(ctx, greedy)
+		want := "validation failed: dry run failed with pods \"dry-run-validation-"
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "maximum cpu usage per Container is 1, but limit is 2") {
+			t.Fatalf("create: err = %v\nwant the API server's refusal, starting %s", err, want)
+		}
+		t.Logf("refused as kubectl shows it: %v", err)
+		var pods corev1.PodList
+		if err := c.List(ctx, &pods, client.InNamespace("capped")); err != nil || len(pods.Items) > 0 {
+			t.Errorf("the dry run left pods: %v (err %v)", pods.Items, err)
 		}
 	})
 }

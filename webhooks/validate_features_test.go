@@ -167,3 +167,28 @@ func TestEveryPodSpecFlag(t *testing.T) {
 		}
 	}
 }
+
+// kubernetes.podspec-dryrun: Enabled dry-runs every template (strict only
+// when asked), Allowed only those whose object asks, Disabled none.
+func TestDryRunMode(t *testing.T) {
+	ask := func(v string) map[string]string { return map[string]string{config.DryRunAnnotation: v} }
+	tests := []struct {
+		flag config.Feature
+		anns map[string]string
+		want string
+	}{
+		{config.FeatureEnabled, nil, dryRunEnabled},
+		{config.FeatureEnabled, ask("strict"), dryRunStrict},
+		{config.FeatureEnabled, ask("disabled"), dryRunEnabled},
+		{config.FeatureAllowed, nil, ""},
+		{config.FeatureAllowed, ask("Enabled"), dryRunEnabled},
+		{config.FeatureAllowed, ask("strict"), dryRunStrict},
+		{config.FeatureAllowed, ask("yes"), ""},
+		{config.FeatureDisabled, ask("strict"), ""},
+	}
+	for _, tc := range tests {
+		if got := dryRunMode(tc.flag, tc.anns); got != tc.want {
+			t.Errorf("dryRunMode(%s, %v) = %q, want %q", tc.flag, tc.anns, got, tc.want)
+		}
+	}
+}

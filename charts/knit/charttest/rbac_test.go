@@ -83,6 +83,7 @@ var needs = map[string][]request{
 		each([]string{"get", "list", "watch", "create", "update"}, request{group: "apps", resource: "deployments", ns: userNS, why: "revision.go:62 owned.Ensure; Owns(Deployment)"}),
 		each([]string{"get", "list", "watch", "create", "update"}, request{group: "autoscaling.internal.knative.dev", resource: "podautoscalers", ns: userNS, why: "revision.go:74 owned.Ensure"}),
 		each([]string{"list", "watch"}, request{resource: "pods", ns: userNS, why: "revision/pods.go newPodCache: the image digests of Revisions' pods"}),
+		[]request{{verb: "create", resource: "pods", ns: userNS, why: "webhooks/dryrun.go: a template's pod as a server-side dry run"}},
 		each(read, request{group: "networking.internal.knative.dev", resource: "serverlessservices", ns: userNS, why: "serverlessservice/controller.go:36"}),
 		[]request{
 			{verb: "update", group: "networking.internal.knative.dev", resource: "serverlessservices", subresource: "status", ns: userNS, why: "sks.go:69"},
@@ -193,7 +194,7 @@ var refused = map[string][]request{
 		{verb: "patch", group: "admissionregistration.k8s.io", resource: "validatingwebhookconfigurations", name: "someone-elses", why: "only knit's configurations"},
 		{verb: "update", group: "coordination.k8s.io", resource: "leases", ns: "knit-system", name: "knit-autoscaler", why: "the autoscaler's lease"},
 		{verb: "get", resource: "pods", ns: userNS, why: "pods are read through the revision controller's cache alone"},
-		{verb: "delete", resource: "pods", ns: userNS, why: "the controller never touches pods"},
+		{verb: "delete", resource: "pods", ns: userNS, why: "the controller creates pods as dry runs alone"},
 		{verb: "create", group: "knit.dev", resource: "gitrepositories", ns: userNS, why: "users and the gitserver create them"},
 		{verb: "impersonate", resource: "users", name: "admin", why: "it impersonates service accounts only"},
 		{verb: "impersonate", resource: "groups", name: "system:masters", why: "it impersonates service accounts only"},
