@@ -130,6 +130,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, rev *servingv1.Rev
 		QueueSidecar:            cfg.Deployment.QueueSidecar,
 		QueueResourceDefaults:   cfg.Features.QueueProxyResourceDefaults == config.FeatureEnabled,
 		QueuePodInfo:            config.OptedIn(cfg.Features.QueueProxyMountPodInfo, rev.Annotations, config.QueueProxyPodInfoAnnotation),
+		AutodetectHTTP2:         cfg.Features.AutoDetectHTTP2 == config.FeatureEnabled,
 	})
 	return owned.Ensure(ctx, r.client, rev, "Deployment", want, &appsv1.Deployment{},
 		func(have, want *appsv1.Deployment) bool {

@@ -91,6 +91,11 @@ type Config struct {
 	// encodes it: JSON of a corev1.Probe, or a JSON list of them
 	// (SERVING_READINESS_PROBE). Empty means a TCP connect to UserPort.
 	ReadinessProbe string
+	// AutodetectHTTP2 makes an HTTP readiness probe ask the app for an
+	// h2c upgrade first and probe over HTTP/2 when it agrees, so an app
+	// that speaks only HTTP/2 is found ready (config-features
+	// autodetect-http2; ENABLE_HTTP2_AUTO_DETECTION).
+	AutodetectHTTP2 bool
 
 	// DrainQuietPeriod is how long, after SIGTERM, the queue keeps serving
 	// while answering probes unready, until no request arrived for this
@@ -194,6 +199,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	boolean("SERVING_ENABLE_REQUEST_LOG", &cfg.EnableRequestLog)
 	boolean("ENABLE_PROFILING", &cfg.EnableProfiling)
 	boolean("QUEUE_DISABLE_FAST_PATH", &cfg.DisableFastPath)
+	boolean("ENABLE_HTTP2_AUTO_DETECTION", &cfg.AutodetectHTTP2)
 	return cfg, errors.Join(errs...)
 }
 
@@ -266,7 +272,7 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("REVISION_IDLE_TIMEOUT_SECONDS: %v is longer than REVISION_TIMEOUT_SECONDS %v", c.IdleTimeout, c.RevisionTimeout))
 		}
 	}
-	if _, err := parseProbes(c.ReadinessProbe, c.UserPort); err != nil {
+	if _, err := parseProbes(c.ReadinessProbe, c.UserPort, c.AutodetectHTTP2); err != nil {
 		errs = append(errs, fmt.Errorf("SERVING_READINESS_PROBE: %w", err))
 	}
 	return errors.Join(errs...)

@@ -64,7 +64,7 @@ func FuzzConfigFromEnv(f *testing.F) {
 				t.Fatalf("%s=%s validated as %v", name, v, d)
 			}
 		}
-		probes, err := parseProbes(cfg.ReadinessProbe, cfg.UserPort)
+		probes, err := parseProbes(cfg.ReadinessProbe, cfg.UserPort, cfg.AutodetectHTTP2)
 		if err != nil {
 			t.Fatalf("Validate took SERVING_READINESS_PROBE that does not parse: %v", err)
 		}

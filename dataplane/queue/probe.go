@@ -86,7 +86,7 @@ type userProbe struct {
 // the user port. Exec probes, which Knative rewrites to TCP before they
 // reach the queue, are run as TCP connects; gRPC probes ask the app's
 // grpc.health.v1 service, as Knative's queue-proxy does.
-func parseProbes(encoded string, userPort int) ([]userProbe, error) {
+func parseProbes(encoded string, userPort int, autodetectHTTP2 bool) ([]userProbe, error) {
 	encoded = strings.TrimSpace(encoded)
 	var specs []probeSpec
 	switch {
@@ -105,7 +105,7 @@ func parseProbes(encoded string, userPort int) ([]userProbe, error) {
 	}
 	probes := make([]userProbe, 0, len(specs))
 	for i, s := range specs {
-		p, err := s.userProbe(userPort)
+		p, err := s.userProbe(userPort, autodetectHTTP2)
 		if err != nil {
 			return nil, fmt.Errorf("probe %d: %w", i, err)
 		}
@@ -125,7 +125,7 @@ func strictUnmarshal(s string, v any) error {
 	return nil
 }
 
-func (s probeSpec) userProbe(userPort int) (userProbe, error) {
+func (s probeSpec) userProbe(userPort int, autodetectHTTP2 bool) (userProbe, error) {
 	if s.PeriodSeconds < 0 || s.TimeoutSeconds < 0 || s.SuccessThreshold < 0 || s.FailureThreshold < 0 {
 		return userProbe{}, errors.New("periodSeconds, timeoutSeconds and thresholds must not be negative")
 	}
@@ -189,6 +189,10 @@ func (s probeSpec) userProbe(userPort int) (userProbe, error) {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 		p.check = func(ctx context.Context) error { return httpCheck(ctx, client, url, header) }
+		if autodetectHTTP2 && scheme == "http" {
+			h2 := &http.Client{Timeout: timeout, Transport: h2cTransport(), CheckRedirect: client.CheckRedirect}
+			p.check = func(ctx context.Context) error { return h2cAwareCheck(ctx, client, h2, url, header) }
+		}
 	case s.GRPC != nil:
 		target, service := addr("", s.GRPC.Port), ""
 		if s.GRPC.Service != nil {
@@ -236,4 +240,41 @@ func httpCheck(ctx context.Context, client *http.Client, url string, header http
 		return fmt.Errorf("HTTP probe %s answered %s", url, res.Status)
 	}
 	return nil
+}
+
+// h2cTransport speaks HTTP/2 with prior knowledge over plain TCP, as to
+// an app that answered an h2c upgrade.
+func h2cTransport() *http.Transport {
+	t := &http.Transport{Proxy: nil, DisableKeepAlives: true}
+	t.Protocols = new(http.Protocols)
+	t.Protocols.SetUnencryptedHTTP2(true)
+	return t
+}
+
+// h2cAwareCheck is Knative's HTTP probe with HTTP/2 auto-detection: an
+// OPTIONS request offering an h2c upgrade first; an app that switches
+// protocols is probed over HTTP/2, one that answers 2xx/3xx is ready as
+// it is, anything else is not ready. Asked every time, as Knative asks:
+// an app restarted in place may have changed its mind.
+func h2cAwareCheck(ctx context.Context, h1, h2 *http.Client, url string, header http.Header) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodOptions, url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header = header.Clone()
+	req.Header.Set("Connection", "Upgrade, HTTP2-Settings")
+	req.Header.Set("Upgrade", "h2c")
+	req.Header.Set("HTTP2-Settings", "")
+	res, err := h1.Do(req)
+	if err != nil {
+		return err
+	}
+	res.Body.Close()
+	switch {
+	case res.StatusCode == http.StatusSwitchingProtocols && strings.EqualFold(res.Header.Get("Upgrade"), "h2c"):
+		return httpCheck(ctx, h2, url, header)
+	case res.StatusCode >= 200 && res.StatusCode < 400:
+		return nil
+	}
+	return fmt.Errorf("HTTP probe %s answered %s to an h2c upgrade offer", url, res.Status)
 }

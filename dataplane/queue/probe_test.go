@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/h2c"
 
 	"github.com/knitops/knit/dataplane/grpchealth/grpchealthtest"
 )
@@ -33,7 +35,7 @@ func TestParseProbes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			probes, err := parseProbes(tt.encoded, 8080)
+			probes, err := parseProbes(tt.encoded, 8080, false)
 			if err != nil {
 				t.Fatalf("parseProbes(%s): %v", tt.encoded, err)
 			}
@@ -90,7 +92,7 @@ func TestProbeChecks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			probes, err := parseProbes(tt.encoded, tt.userPort)
+			probes, err := parseProbes(tt.encoded, tt.userPort, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,5 +107,41 @@ func TestProbeChecks(t *testing.T) {
 	}
 	if gotUA != probeUserAgent || gotHeader != "yes" {
 		t.Errorf("app saw User-Agent %q and X-Probe %q, want %q and yes", gotUA, gotHeader, probeUserAgent)
+	}
+}
+
+// With autodetect-http2 an HTTP probe offers the app an h2c upgrade and
+// probes over HTTP/2 when it takes it, so an app that answers only HTTP/2
+// is found ready; an HTTP/1 app stays ready as before. Without the flag
+// the HTTP/2-only app is not ready.
+func TestProbeAutodetectsHTTP2(t *testing.T) {
+	h2only := httptest.NewServer(h2c.NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor != 2 {
+			http.Error(w, "HTTP/2 only", http.StatusHTTPVersionNotSupported)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}), &http2.Server{}))
+	defer h2only.Close()
+	h1 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer h1.Close()
+	probe := func(srv *httptest.Server, autodetect bool) error {
+		port := srv.Listener.Addr().(*net.TCPAddr).Port
+		probes, err := parseProbes(fmt.Sprintf(`{"httpGet":{"path":"/ready","port":%d}}`, port), port, autodetect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return probes[0].check(t.Context())
+	}
+	if err := probe(h2only, true); err != nil {
+		t.Errorf("HTTP/2-only app, autodetect on: %v, want ready", err)
+	}
+	if err := probe(h2only, false); err == nil {
+		t.Error("HTTP/2-only app, autodetect off: ready, want the HTTP/1 probe to fail as in Knative")
+	}
+	if err := probe(h1, true); err != nil {
+		t.Errorf("HTTP/1 app, autodetect on: %v, want ready", err)
 	}
 }

@@ -48,7 +48,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	probes, err := parseProbes(cfg.ReadinessProbe, cfg.UserPort)
+	probes, err := parseProbes(cfg.ReadinessProbe, cfg.UserPort, cfg.AutodetectHTTP2)
 	if err != nil {
 		return nil, err // unreachable: Validate parsed it
 	}

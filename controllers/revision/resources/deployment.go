@@ -43,6 +43,9 @@ type DeploymentConfig struct {
 	// /etc/podinfo (config-features queueproxy.mount-podinfo, Enabled or
 	// Allowed and asked for by the Revision).
 	QueuePodInfo bool
+	// AutodetectHTTP2 is config-features autodetect-http2 Enabled: the
+	// queue-proxy's HTTP probe offers the app an h2c upgrade first.
+	AutodetectHTTP2 bool
 }
 
 // MakeDeployment builds the Deployment that runs a Revision's replicas:
@@ -247,7 +250,7 @@ func queueContainer(rev *servingv1.Revision, cfg DeploymentConfig) corev1.Contai
 			{Name: QueueMetricsPortName, ContainerPort: QueueMetricsPort},
 			{Name: QueueAdminPortName, ContainerPort: QueueAdminPort},
 		},
-		Env:             append(queueEnv(rev, cfg.MultiContainerProbing), cfg.QueueEnv...),
+		Env:             append(queueEnv(rev, cfg), cfg.QueueEnv...),
 		SecurityContext: queueSecurityContext(cfg.QueueImage),
 		Resources: queuesidecar.Resources(rev.Annotations, &rev.Spec.Containers[ServingContainer(rev)],
 			cfg.QueueSidecar, cfg.QueueResourceDefaults),
@@ -306,7 +309,7 @@ func queueSecurityContext(image string) *corev1.SecurityContext {
 	return sc
 }
 
-func queueEnv(rev *servingv1.Revision, multiContainerProbing bool) []corev1.EnvVar {
+func queueEnv(rev *servingv1.Revision, cfg DeploymentConfig) []corev1.EnvVar {
 	env := []corev1.EnvVar{
 		{Name: "SERVING_NAMESPACE", Value: rev.Namespace},
 		{Name: "SERVING_SERVICE", Value: rev.Labels[servingv1.ServiceLabelKey]},
@@ -321,11 +324,14 @@ func queueEnv(rev *servingv1.Revision, multiContainerProbing bool) []corev1.EnvV
 		{Name: "REVISION_RESPONSE_START_TIMEOUT_SECONDS", Value: strconv.FormatInt(ptr.Deref(rev.Spec.ResponseStartTimeoutSeconds, 0), 10)},
 		{Name: "REVISION_IDLE_TIMEOUT_SECONDS", Value: strconv.FormatInt(ptr.Deref(rev.Spec.IdleTimeoutSeconds, 0), 10)},
 	}
-	if p := queueReadinessProbes(rev, multiContainerProbing); p != "" {
+	if p := queueReadinessProbes(rev, cfg.MultiContainerProbing); p != "" {
 		env = append(env, corev1.EnvVar{Name: "SERVING_READINESS_PROBE", Value: p})
 	}
 	if IsH2C(rev) {
 		env = append(env, corev1.EnvVar{Name: "USER_PORT_NAME", Value: "h2c"})
+	}
+	if cfg.AutodetectHTTP2 {
+		env = append(env, corev1.EnvVar{Name: "ENABLE_HTTP2_AUTO_DETECTION", Value: "true"})
 	}
 	return env
 }
