@@ -68,14 +68,21 @@ func refused(err error) bool {
 		apierrors.IsNotFound(err) // its namespace is gone or going
 }
 
-// applyAdmitted gives the replica's containers the resources admission
-// settled on (a LimitRange's defaults), so its cgroups get the limits the
-// Pod shows.
+// applyAdmitted gives the replica's containers and init containers the
+// resources admission settled on (a LimitRange's defaults), so its
+// cgroups get the limits the Pod shows.
 func applyAdmitted(spec *corev1.PodSpec, admitted *corev1.Pod) {
-	for i := range spec.Containers {
-		for _, a := range admitted.Spec.Containers {
-			if a.Name == spec.Containers[i].Name {
-				spec.Containers[i].Resources = a.Resources
+	admittedResources(spec.Containers, admitted.Spec.Containers)
+	admittedResources(spec.InitContainers, admitted.Spec.InitContainers)
+}
+
+// admittedResources gives each of containers the resources of its
+// namesake in admitted.
+func admittedResources(containers, admitted []corev1.Container) {
+	for i := range containers {
+		for _, a := range admitted {
+			if a.Name == containers[i].Name {
+				containers[i].Resources = a.Resources
 			}
 		}
 	}

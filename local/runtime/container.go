@@ -34,38 +34,35 @@ type launch struct {
 // runContainer is one container's life: set up (build the image, make
 // the environment), then start the process, probe it, and restart it with
 // backoff whenever it exits, until ctx ends and it is stopped gracefully.
-func (r *replica) runContainer(ctx context.Context, i int) {
-	c := &r.spec.Containers[i]
+// An init container's life is the same but for its end: its first run
+// that exits 0 completes it (completed is then true; false when ctx ended
+// first), and it has no probes.
+func (r *replica) runContainer(ctx context.Context, ref containerRef) (completed bool) {
+	c := r.containerSpec(ref)
 	log := r.log.WithValues("container", c.Name)
+	if ref.init {
+		log = log.WithValues("init", true)
+	}
 	logPath := filepath.Join(r.rt.opts.logsDir(), r.key.Namespace, r.key.Name, r.id+"-"+c.Name+".log")
 	logFile, err := openLog(logPath)
 	if err != nil {
-		r.update(i, func(s *containerState) {
-			s.setup = &failure{Reason: ReasonRunContainerError, Message: fmt.Sprintf("container %s: %v", c.Name, err)}
-		})
-		<-ctx.Done()
-		return
+		r.holdBack(ctx, ref, c, fmt.Errorf("log: %w", err))
+		return false
 	}
 	defer logFile.Close()
 	if r.netErr != nil {
-		r.update(i, func(s *containerState) {
-			s.setup = &failure{Reason: ReasonRunContainerError, Message: fmt.Sprintf("container %s: %v", c.Name, r.netErr)}
-		})
-		<-ctx.Done()
-		return
+		r.holdBack(ctx, ref, c, r.netErr)
+		return false
 	}
 
-	l, ok := r.setUp(ctx, i, c)
+	l, ok := r.setUp(ctx, ref, c)
 	if !ok {
-		return
+		return false
 	}
 	cg, err := r.containerCgroup(c)
 	if err != nil {
-		r.update(i, func(s *containerState) {
-			s.setup = &failure{Reason: ReasonRunContainerError, Message: fmt.Sprintf("container %s: %v", c.Name, err)}
-		})
-		<-ctx.Done()
-		return
+		r.holdBack(ctx, ref, c, err)
+		return false
 	}
 	defer func() {
 		if err := cg.remove(); err != nil {
@@ -86,23 +83,25 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 		if err != nil {
 			streak++
 			log.Info("Container cannot start", "error", err.Error())
-			r.update(i, func(s *containerState) { s.setup = startFailure(c, err) })
+			r.update(ref, func(s *containerState) { s.setup = startFailure(c, err) })
 			if !sleepCtx(ctx, backoff.Delay(streak)) {
-				return
+				return false
 			}
 			continue
 		}
 		log.V(1).Info("Container started", "pid", p.pid(), "command", l.argv, "log", logPath)
-		r.update(i, func(s *containerState) {
+		r.update(ref, func(s *containerState) {
 			if s.lastExit != "" {
 				s.restarts++
 			}
 			s.setup, s.running, s.pid, s.startedAt, s.probe = nil, true, p.pid(), p.started, ""
-			s.ready = c.ReadinessProbe == nil
+			// A running init container is not ready: the kubelet calls it
+			// ready once it has completed (complete).
+			s.ready = c.ReadinessProbe == nil && !ref.init
 			s.imageID, s.containerID = run.imageID(l), run.containerID()
 		})
-		if c.ReadinessProbe != nil {
-			r.probe(ctx, i, c, p, l)
+		if c.ReadinessProbe != nil && !ref.init {
+			r.probe(ctx, ref.i, c, p, l)
 		}
 		unhealthy, live := "", r.watchLiveness(ctx, c, p, l)
 		if restartedAfterCrash := streak > 0; restartedAfterCrash {
@@ -120,14 +119,19 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 			p.stop(max(grace-time.Since(began), 0), r.rt.killed)
 			exit := exitOf(p, c, cg.oomKills() > oomBefore, nil)
 			r.teardownOCI(run)
-			r.update(i, func(s *containerState) {
+			r.update(ref, func(s *containerState) {
 				s.running, s.ready, s.pid = false, false, 0
 				s.recordExit(exit)
 			})
-			return
+			return false
 		}
 		oomed := cg.oomKills() > oomBefore // before teardown removes an image's cgroup
 		r.teardownOCI(run)
+		if ref.init && unhealthy == "" && !oomed && p.succeeded() {
+			r.update(ref, func(s *containerState) { s.complete(exitOf(p, c, false, nil)) })
+			log.Info("Init container completed", "ran", time.Since(p.started).Round(time.Millisecond), "log", logPath)
+			return true
+		}
 		desc := cg.describeExit(p, oomed)
 		streak = backoff.crashesInARow(streak, time.Since(p.started))
 		lines := stderr.Lines()
@@ -140,14 +144,25 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 		delay := backoff.Delay(streak)
 		log.Info("Container exited; restarting with backoff", "exit", desc, "backoff", delay, "log", logPath)
 		exit := exitOf(p, c, oomed, lines)
-		r.update(i, func(s *containerState) {
+		r.update(ref, func(s *containerState) {
 			s.running, s.ready, s.pid, s.lastExit, s.lastLines = false, false, 0, desc, lines
 			s.recordExit(exit)
 		})
 		if !sleepCtx(ctx, delay) {
-			return
+			return false
 		}
 	}
+}
+
+// holdBack reports err, which keeps the container from running (its log
+// file, the replica's network or its cgroup could not be made), until
+// ctx ends.
+func (r *replica) holdBack(ctx context.Context, ref containerRef, c *corev1.Container, err error) {
+	r.log.Info("Container cannot run", "container", c.Name, "error", err.Error())
+	r.update(ref, func(s *containerState) {
+		s.setup = &failure{Reason: ReasonRunContainerError, Message: fmt.Sprintf("container %s: %v", c.Name, err)}
+	})
+	<-ctx.Done()
 }
 
 // setUp resolves what the container runs, retrying with backoff: a build
@@ -155,18 +170,18 @@ func (r *replica) runContainer(ctx context.Context, i int) {
 // that cannot run, or volumes this machine cannot mount, are final for
 // this pod template. ok is false when ctx
 // ended first.
-func (r *replica) setUp(ctx context.Context, i int, c *corev1.Container) (l launch, ok bool) {
+func (r *replica) setUp(ctx context.Context, ref containerRef, c *corev1.Container) (l launch, ok bool) {
 	for attempt := 1; ; attempt++ {
 		f := r.resolve(ctx, c, &l, attempt)
 		if f == nil {
-			r.update(i, func(s *containerState) { s.setup = nil })
+			r.update(ref, func(s *containerState) { s.setup = nil })
 			return l, true
 		}
 		if ctx.Err() != nil {
 			return l, false
 		}
 		r.log.Info("Container cannot be set up", "container", c.Name, "reason", f.Reason, "message", f.Message)
-		r.update(i, func(s *containerState) { s.setup = f })
+		r.update(ref, func(s *containerState) { s.setup = f })
 		if f.final() {
 			<-ctx.Done()
 			return l, false
@@ -231,7 +246,7 @@ func (r *replica) probe(ctx context.Context, i int, c *corev1.Container, p *proc
 	ctx, pr := r.proberWhile(ctx, c.ReadinessProbe, c, p, l)
 	go pr.run(ctx, p.started, func(ready bool, failing string) {
 		msg := r.explainProbeFailure(failing) // a container on the wrong port, if one is (misbound.go)
-		r.update(i, func(s *containerState) {
+		r.update(regular(i), func(s *containerState) {
 			if s.pid == p.pid() {
 				s.ready, s.probe = ready, msg
 			}

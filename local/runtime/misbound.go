@@ -164,7 +164,7 @@ func (r *replica) explainLater(ctx context.Context, i, pid int, failing string) 
 			return
 		}
 		if msg := r.misbinding(); msg != "" {
-			r.update(i, func(s *containerState) {
+			r.update(regular(i), func(s *containerState) {
 				if s.pid == pid && s.probe == failing {
 					s.probe = msg
 				}

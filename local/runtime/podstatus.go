@@ -26,6 +26,7 @@ type podSnapshot struct {
 	ip, hostIP    string // "" until the replica has a network
 	terminating   bool
 	containers    []containerState // by index in spec.Containers
+	inits         []containerState // by index in spec.InitContainers
 }
 
 // podSnapshot copies what the Pod's status is computed from.
@@ -33,7 +34,7 @@ func (r *replica) podSnapshot() podSnapshot {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := podSnapshot{created: r.created, terminating: r.terminating, containers: append([]containerState(nil), r.containers...),
-		unschedulable: r.unschedulable}
+		inits: append([]containerState(nil), r.inits...), unschedulable: r.unschedulable}
 	if r.net != nil {
 		s.ip, s.hostIP = r.net.ip, r.net.hostIP()
 	}
@@ -77,17 +78,23 @@ func apiTime(t time.Time) metav1.Time { return metav1.NewTime(t).Rfc3339Copy() }
 // prev the status last written (nil before the first): its conditions keep
 // their transition times while their status holds.
 //
-// Phase is Pending while a container has not started yet, else Running
-// (restartPolicy Always: a crashed container is restarting). PodScheduled
-// and Initialized are True once placed (init containers are not run); ContainersReady and Ready when every container
-// is. A container runs (started: no startup probe holds it), waits with
-// the runtime's own failure as reason and message — BuildFailed,
-// CreateContainerConfigError, CrashLoopBackOff with the exit and output,
-// … the words the Deployment's ReplicaFailure carries — or
-// ContainerCreating, or, once the replica stops, is terminated. imageID
-// and containerID stay empty: no image was pulled and no container
-// runtime holds it, and the Revision's digests must not come from a ko
-// build.
+// Phase is Pending while an init container has not completed or a
+// container has not started yet, else Running (restartPolicy Always: a
+// crashed container is restarting). PodScheduled is True once placed;
+// Initialized once every init container has completed (else False,
+// ContainersNotInitialized, naming the others); ContainersReady and
+// Ready when every container is. A container runs (started: no startup
+// probe holds it), waits with the runtime's own failure as reason and
+// message — BuildFailed, CreateContainerConfigError, CrashLoopBackOff
+// with the exit and output, … the words the Deployment's ReplicaFailure
+// carries — or ContainerCreating (PodInitializing in a pod with init
+// containers, as the kubelet has it), or, once the replica stops, is
+// terminated. Init containers are reported alike in
+// initContainerStatuses, a completed one terminated (Completed) and
+// ready. imageID and containerID are an image's digest and run; for
+// ko:// and knit:// they stay empty: no image was pulled and no
+// container runtime holds it, and the Revision's digests must not come
+// from a ko build.
 //
 // A replica waiting for room on this machine is a Pod the scheduler has
 // not placed: Pending, PodScheduled False (Unschedulable, with the
@@ -105,9 +112,15 @@ func podStatus(spec *corev1.PodSpec, snap podSnapshot, prev *corev1.PodStatus, n
 		s.PodIP, s.PodIPs = snap.ip, []corev1.PodIP{{IP: snap.ip}}
 		s.HostIP, s.HostIPs = snap.hostIP, []corev1.HostIP{{IP: snap.hostIP}}
 	}
+	var incomplete []string
+	s.InitContainerStatuses, incomplete = initContainerStatuses(spec, snap, now)
+	if len(incomplete) > 0 {
+		s.Phase = corev1.PodPending
+	}
 	allReady := len(spec.Containers) > 0
+	waiting := waitingReason(spec)
 	for i, c := range spec.Containers {
-		cs := containerStatus(&c, snap.containers[i], snap.terminating, now)
+		cs := containerStatus(&c, snap.containers[i], snap.terminating, waiting, now)
 		allReady = allReady && cs.Ready
 		if cs.State.Waiting != nil && cs.LastTerminationState.Terminated == nil {
 			s.Phase = corev1.PodPending
@@ -120,7 +133,7 @@ func podStatus(spec *corev1.PodSpec, snap podSnapshot, prev *corev1.PodStatus, n
 	}
 	s.Conditions = []corev1.PodCondition{
 		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
-		{Type: corev1.PodInitialized, Status: corev1.ConditionTrue},
+		initializedCondition(incomplete),
 		{Type: corev1.ContainersReady, Status: ready},
 		{Type: corev1.PodReady, Status: ready},
 	}
@@ -152,23 +165,26 @@ func stampPodConditions(conds []corev1.PodCondition, prev *corev1.PodStatus, now
 	}
 }
 
-// containerStatus is one container's part of podStatus.
-func containerStatus(c *corev1.Container, st containerState, terminating bool, now time.Time) corev1.ContainerStatus {
+// containerStatus is one container's (or init container's) part of
+// podStatus; waiting is the reason it waits with before it first starts
+// (waitingReason). A completed init container is terminated, its run
+// before in lastState, as a stopping replica's containers are.
+func containerStatus(c *corev1.Container, st containerState, terminating bool, waiting string, now time.Time) corev1.ContainerStatus {
 	cs := corev1.ContainerStatus{
 		Name: c.Name, Image: c.Image, RestartCount: int32(st.restarts),
-		Ready: st.running && st.ready, Started: ptr.To(st.running),
+		Ready: st.ready && (st.running || st.completed), Started: ptr.To(st.running),
 		ImageID: st.imageID, ContainerID: st.containerID,
 	}
 	last := st.exit
 	switch f := st.failure(now); {
 	case st.running:
 		cs.State.Running = &corev1.ContainerStateRunning{StartedAt: apiTime(st.startedAt)}
-	case terminating && st.exit != nil:
+	case (terminating || st.completed) && st.exit != nil:
 		cs.State.Terminated, last = st.exit, st.prevExit
 	case f != nil:
 		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: f.Reason, Message: f.Message}
 	default:
-		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: reasonContainerCreating}
+		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: waiting}
 	}
 	if last != nil {
 		cs.LastTerminationState.Terminated = last

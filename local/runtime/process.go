@@ -153,6 +153,12 @@ func (p *process) exitDescription() (desc string, code int) {
 	return fmt.Sprintf("exited with code %d", code), code
 }
 
+// succeeded reports a run that exited 0. Valid once done is closed.
+func (p *process) succeeded() bool {
+	_, code := p.exitDescription()
+	return code == 0
+}
+
 // lookPath finds a command the way a container would, on the PATH of its
 // own environment rather than knit dev's; a name with a slash is used as is
 // (relative to dir when relative).

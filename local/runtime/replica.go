@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -19,8 +20,8 @@ import (
 const crashVisibleFor = 10 * time.Second
 
 // replica is one pod's worth of processes: one per container, sharing a
-// network (and a set of ports in it), started together and stopped
-// together.
+// network (and a set of ports in it), started together (after its init
+// containers, one at a time, have completed) and stopped together.
 type replica struct {
 	rt      *Runtime
 	key     types.NamespacedName // the Deployment
@@ -38,6 +39,7 @@ type replica struct {
 	mu          sync.Mutex
 	terminating bool
 	containers  []containerState // by index in spec.Containers
+	inits       []containerState // by index in spec.InitContainers
 	readySince  time.Time
 	// net is set once, before any container starts; netErr says why it
 	// could not be made.
@@ -57,6 +59,8 @@ type replica struct {
 // containerState is what a replica knows of one of its containers.
 type containerState struct {
 	name      string
+	init      bool     // an init container: it runs to completion, before the containers
+	completed bool     // an init container whose run exited 0: it never runs again
 	setup     *failure // why it cannot be started (build, image, env, exec)
 	running   bool
 	pid       int
@@ -93,10 +97,12 @@ type replicaView struct {
 // failure is what, if anything, the user must hear about this container.
 func (c *containerState) failure(now time.Time) *failure {
 	switch {
+	case c.completed:
+		return nil // its earlier failures are over
 	case c.setup != nil:
 		return c.setup
 	case c.lastExit != "" && (!c.running || !c.ready || now.Sub(c.startedAt) < crashVisibleFor):
-		msg := fmt.Sprintf("container %s %s (restarted %d times)", c.name, c.lastExit, c.restarts)
+		msg := fmt.Sprintf("%s %s %s (restarted %d times)", c.kind(), c.name, c.lastExit, c.restarts)
 		if len(c.lastLines) > 0 {
 			msg += ": " + strings.Join(c.lastLines, "\n")
 		}
@@ -105,6 +111,14 @@ func (c *containerState) failure(now time.Time) *failure {
 		return &failure{Reason: ReasonReadinessProbeFailed, Message: c.probe}
 	}
 	return nil
+}
+
+// kind is "init container" or "container", for messages.
+func (c *containerState) kind() string {
+	if c.init {
+		return "init container"
+	}
+	return "container"
 }
 
 func (r *replica) view(now time.Time) replicaView {
@@ -117,9 +131,11 @@ func (r *replica) view(now time.Time) replicaView {
 	if r.net != nil {
 		v.IP = r.net.ip
 	}
-	for i := range r.containers {
-		if f := r.containers[i].failure(now); f.worse(v.Failure) {
-			v.Failure = f
+	for _, states := range [][]containerState{r.inits, r.containers} {
+		for i := range states {
+			if f := states[i].failure(now); f.worse(v.Failure) {
+				v.Failure = f
+			}
 		}
 	}
 	return v
@@ -136,14 +152,15 @@ func (r *replica) readyLocked() bool {
 
 // update changes one container's state and, when anything changed that
 // status or EndpointSlices show, tells the controllers.
-func (r *replica) update(i int, change func(c *containerState)) {
+func (r *replica) update(ref containerRef, change func(c *containerState)) {
 	r.mu.Lock()
-	before := r.containers[i]
-	change(&r.containers[i])
-	after := r.containers[i]
+	state := r.stateLocked(ref)
+	before := *state
+	change(state)
+	after := *state
 	changed := before.running != after.running || before.ready != after.ready || before.setup != after.setup ||
 		before.probe != after.probe || before.restarts != after.restarts || before.lastExit != after.lastExit ||
-		before.exit != after.exit
+		before.exit != after.exit || before.completed != after.completed
 	if ready := r.readyLocked(); ready && r.readySince.IsZero() {
 		r.readySince = time.Now()
 	} else if !ready {
@@ -164,9 +181,10 @@ type admission struct {
 }
 
 // start has the replica's Pod admitted (while its network is made), then
-// places it on this machine and runs every container; done closes when
-// all have stopped and the network is gone. A Pod refused never runs a
-// process, and one that does not fit waits, Pending.
+// places it on this machine, runs its init containers to completion and
+// then every container; done closes when all have stopped and the network
+// is gone. A Pod refused never runs a process, and one that does not fit
+// waits, Pending.
 func (r *replica) start(pod *corev1.Pod) {
 	ctx, cancel := context.WithCancel(r.rt.ctx)
 	r.cancel = cancel
@@ -195,16 +213,12 @@ func (r *replica) start(pod *corev1.Pod) {
 			return
 		}
 		r.cgroup = r.rt.cgroups.tree.pod(string(r.pod.UID))
-		var wg sync.WaitGroup
-		for i := range r.spec.Containers {
-			wg.Go(func() { r.runContainer(ctx, i) })
-		}
 		synced := make(chan struct{})
 		go func() {
 			defer close(synced)
-			r.syncVolumes(ctx)
+			r.syncVolumes(ctx) // init containers read volumes too
 		}()
-		wg.Wait()
+		r.runContainers(ctx)
 		cancel()
 		<-synced // no volume is being written when they are removed
 		if err := r.cgroup.remove(); err != nil {
@@ -222,6 +236,20 @@ func (r *replica) start(pod *corev1.Pod) {
 			r.log.Error(err, "Replica network not removed")
 		}
 	}()
+}
+
+// runContainers runs the init containers and, once all have completed,
+// every container, until ctx ends. A replica stopped while it
+// initializes starts no container.
+func (r *replica) runContainers(ctx context.Context) {
+	if !r.initialize(ctx) {
+		return // stopped while initializing
+	}
+	var wg sync.WaitGroup
+	for i := range r.spec.Containers {
+		wg.Go(func() { r.runContainer(ctx, regular(i)) })
+	}
+	wg.Wait()
 }
 
 // admitAndPlace takes the API server's answer to the replica's Pod: a
@@ -301,7 +329,7 @@ func (r *replica) pids() []int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []int
-	for _, c := range r.containers {
+	for _, c := range append(slices.Clone(r.inits), r.containers...) {
 		if c.running && c.pid > 0 {
 			out = append(out, c.pid)
 		}

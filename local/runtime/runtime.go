@@ -316,9 +316,13 @@ func (rt *Runtime) newReplica(key types.NamespacedName, st *deploymentState, d *
 			Labels: tmpl.Labels, Annotations: tmpl.Annotations, ServiceAccountName: sa, NodeName: hostname,
 		},
 		containers: make([]containerState, len(tmpl.Spec.Containers)),
+		inits:      make([]containerState, len(tmpl.Spec.InitContainers)),
 	}
 	for i, c := range tmpl.Spec.Containers {
 		r.containers[i].name = c.Name
+	}
+	for i, c := range tmpl.Spec.InitContainers {
+		r.inits[i].name, r.inits[i].init = c.Name, true
 	}
 	r.log = rt.log.WithValues("deployment", klog.KRef(key.Namespace, key.Name), "replica", id)
 	return r, nil

@@ -155,11 +155,12 @@ func (r *replica) forExec(pr *prober, c *corev1.Container, pid int, l launch) {
 	}
 }
 
-// pidOf is the pid container c runs as, 0 when it does not run.
+// pidOf is the pid container c (or init container: names are unique
+// across both) runs as, 0 when it does not run.
 func (r *replica) pidOf(c *corev1.Container) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, s := range r.containers {
+	for _, s := range append(slices.Clone(r.inits), r.containers...) {
 		if s.name == c.Name {
 			return s.pid
 		}
