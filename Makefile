@@ -320,25 +320,36 @@ test-cluster: cluster cluster-images helm conformance-images ## the cluster jour
 # ---- Knative Serving's conformance suite ----
 # hack/conformance (its own module: Knative's code never enters knit's
 # go.mod) runs the api/v1 and runtime packages of the Knative Serving
-# release its go.mod pins, test code unmodified, and rewrites its mode's
-# column of docs/conformance.md. It fails on any failure that is not one of
-# the mode's documented exceptions (hack/conformance/exceptions.go).
-# knit dev builds the suite's ko:// test images itself, in that module; the
-# cluster pulls them from its registry (conformance-images pushes them).
+# release its go.mod pins, then the e2e feature packages Knative's CI runs
+# with config-features flags switched on (initcontainers,
+# multicontainerprobing, pvc, securedefaults: each with its flags on in
+# knit-system/config-features for its run, the ConfigMap's data put back
+# after), test code unmodified, and rewrites its mode's column of
+# docs/conformance.md (two tables: conformance, feature packages). It
+# fails on any failure that is not one of the mode's documented
+# exceptions (hack/conformance/exceptions.go).
+# CONFORMANCE_FLAGS="-suites features" runs the feature packages only
+# ("-suites conformance", or package names such as e2e/pvc, likewise).
+# knit dev pulls the suite's test images from a registry on loopback that
+# the harness fills from conformance-binaries; the cluster pulls them from
+# its registry (conformance-images pushes them). On the cluster, e2e/pvc's
+# claim gets a hostPath PersistentVolume in CONFORMANCE_PV_DIR, under the
+# cluster's state (the node shares this machine's filesystem).
 CONFORMANCE       := cd hack/conformance && go run .
 CONFORMANCE_FLAGS ?=
 KNATIVE_RELEASE   := $(shell cd hack/conformance && go list -m -f '{{.Version}}' knative.dev/serving)
 CLUSTER_REGISTRY  ?= 10.250.0.2:5000
 CLUSTER_NODE_IP   ?= 10.250.0.2
 CONFORMANCE_IMAGES = $(CLUSTER_REGISTRY)/conformance/{{.Name}}:$(KNATIVE_RELEASE)
+CONFORMANCE_PV_DIR = $(CLUSTER_STATE)/volumes/knative-pv-claim
 
 .PHONY: conformance conformance-cluster conformance-on-cluster conformance-images conformance-binaries
 conformance: export KUBEBUILDER_ASSETS := $(BIN)
-conformance: tools build image-tool conformance-binaries ## Knative Serving's conformance suite against knit dev, its real test images pulled from a registry on loopback → docs/conformance.md
+conformance: tools build image-tool conformance-binaries ## Knative Serving's conformance suite and e2e feature packages against knit dev, its real test images pulled from a registry on loopback → docs/conformance.md
 	$(CONFORMANCE) -mode dev -knit $(BIN)/knit -bin-dir $(BIN) -images $(IMAGES_BUILD)/conformance -imgbuild $(IMGBUILD) \
 		-out $(CURDIR)/docs/conformance.md $(CONFORMANCE_FLAGS)
 
-conformance-binaries: ## the suite's test images' programs, static, from the pinned release
+conformance-binaries: ## the test images' programs (every main under test/test_images: the feature packages' volumes, readiness, servingcontainer, grpc-ping too), static, from the pinned release
 	@mkdir -p $(IMAGES_BUILD)/conformance
 	cd hack/conformance && $(STATIC_BUILD) -o $(IMAGES_BUILD)/conformance/ \
 		$$(go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' knative.dev/serving/test/test_images/...)
@@ -349,7 +360,7 @@ conformance-images: image-tool conformance-binaries ## the suite's test images, 
 			-entrypoint /ko-app/$$n -env KO_DATA_PATH=/var/run/ko -port 8080 >/dev/null || exit 1; done
 	@echo "pushed $$(ls $(IMAGES_BUILD)/conformance | wc -l) test images to $(CLUSTER_REGISTRY)/conformance"
 
-conformance-cluster: cluster cluster-images helm conformance-images ## Knative Serving's conformance suite against the test cluster → docs/conformance.md
+conformance-cluster: cluster cluster-images helm conformance-images ## Knative Serving's conformance suite and e2e feature packages against the test cluster → docs/conformance.md
 	@status=0; $(MAKE) --no-print-directory conformance-on-cluster || status=$$?; \
 	if [ -z "$(KEEP_CLUSTER)" ]; then hack/cluster/down.sh $(CLUSTER_STATE) >/dev/null 2>&1 || true; fi; exit $$status
 
@@ -361,7 +372,7 @@ conformance-on-cluster: helm
 	@KUBECONFIG=$(CLUSTER_STATE)/kubeconfig $(HELM) uninstall knit -n knit-system --wait --ignore-not-found >/dev/null
 	@$(MAKE) --no-print-directory cluster-install HELM_FLAGS="-f hack/conformance/values.yaml"
 	@status=0; ($(CONFORMANCE) -mode cluster -kubeconfig $(CLUSTER_STATE)/kubeconfig -ingress $(CLUSTER_NODE_IP) \
-		-image-template '$(CONFORMANCE_IMAGES)' -out $(CURDIR)/docs/conformance.md $(CONFORMANCE_FLAGS)) || status=$$?; \
+		-image-template '$(CONFORMANCE_IMAGES)' -pv-dir $(CONFORMANCE_PV_DIR) -out $(CURDIR)/docs/conformance.md $(CONFORMANCE_FLAGS)) || status=$$?; \
 	$(MAKE) --no-print-directory cluster-uninstall >/dev/null || true; exit $$status
 
 # ---- Gitea, the real forge of the pull-request journeys ----

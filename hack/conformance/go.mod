@@ -1,9 +1,11 @@
 module github.com/knitops/knit/hack/conformance
 
 // Runs Knative Serving's own conformance suite (test/conformance/api/v1 and
-// runtime, at the release pinned below) against a running knit, and builds
-// the suite's test images from the same release. It lives in its own module
-// so Knative's code never enters knit's go.mod.
+// runtime, at the release pinned below) and the e2e feature packages its CI
+// runs with config-features flags on (test/e2e/initcontainers,
+// multicontainerprobing, pvc, securedefaults) against a running knit, and
+// builds the suite's test images from the same release. It lives in its
+// own module so Knative's code never enters knit's go.mod.
 
 go 1.26.0
 
@@ -24,6 +26,7 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
 	github.com/emicklei/go-restful/v3 v3.11.0 // indirect
+	github.com/evanphx/json-patch v5.6.0+incompatible // indirect
 	github.com/evanphx/json-patch/v5 v5.9.0 // indirect
 	github.com/go-kit/log v0.2.1 // indirect
 	github.com/go-logfmt/logfmt v0.5.1 // indirect
@@ -41,6 +44,7 @@ require (
 	github.com/gorilla/websocket v1.5.1 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.16.0 // indirect
 	github.com/imdario/mergo v0.3.12 // indirect
+	github.com/influxdata/tdigest v0.0.1 // indirect
 	github.com/josharian/intern v1.0.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/mailru/easyjson v0.7.7 // indirect
@@ -55,7 +59,9 @@ require (
 	github.com/prometheus/common v0.54.0 // indirect
 	github.com/prometheus/procfs v0.12.0 // indirect
 	github.com/prometheus/statsd_exporter v0.22.7 // indirect
+	github.com/rs/dnscache v0.0.0-20211102005908-e0241e321417 // indirect
 	github.com/spf13/pflag v1.0.5 // indirect
+	github.com/tsenart/vegeta/v12 v12.11.1 // indirect
 	go.opencensus.io v0.24.0 // indirect
 	go.uber.org/atomic v1.10.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect

@@ -1,6 +1,8 @@
 // Command conformance runs Knative Serving's own conformance suite, the
-// api/v1 and runtime packages of the release go.mod pins, against a
-// running knit, and writes what passed to docs/conformance.md.
+// api/v1 and runtime packages of the release go.mod pins, and the e2e
+// feature packages Knative's CI runs with config-features flags switched
+// on (features.go), against a running knit, and writes what passed to
+// docs/conformance.md.
 //
 // In knit dev (-mode dev) it starts `knit dev` itself and a registry on
 // loopback, to which it pushes the suite's test images (Knative's
@@ -16,13 +18,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -41,6 +44,7 @@ type options struct {
 	out, work     string
 	run           string
 	suites        string
+	pvDir         string // mode cluster: the directory of the test claim's volume
 	parallel      int
 	timeout       time.Duration
 }
@@ -58,7 +62,8 @@ func main() {
 	flag.StringVar(&o.out, "out", "", "docs/conformance.md to update; empty writes none")
 	flag.StringVar(&o.work, "work", "", "directory for the test binaries, logs and knit dev's state (default: a temporary one)")
 	flag.StringVar(&o.run, "run", "", "only the tests this -test.run pattern picks (the report is then not written)")
-	flag.StringVar(&o.suites, "suites", strings.Join(suitePackages, ","), "the conformance packages to run (the report is written only for all)")
+	flag.StringVar(&o.suites, "suites", defaultSuites, "the packages to run, comma-separated: api/v1, runtime, e2e/initcontainers, e2e/multicontainerprobing, e2e/pvc, e2e/securedefaults, or the groups conformance and features (the report is rewritten for these packages only)")
+	flag.StringVar(&o.pvDir, "pv-dir", "", "mode cluster: the node's directory for the PersistentVolume of e2e/pvc's claim (made here, for the test images' user)")
 	flag.IntVar(&o.parallel, "parallel", 4, "tests run at once within each package")
 	flag.DurationVar(&o.timeout, "timeout", 40*time.Minute, "limit of each package's run")
 	flag.Parse()
@@ -96,7 +101,14 @@ func run(ctx context.Context, o options) (err error) {
 		return err
 	}
 	o.work, _ = filepath.Abs(o.work)
-	bins, err := buildSuites(ctx, o.work, strings.Split(o.suites, ","))
+	pkgs, err := resolvePackages(o.suites)
+	if err != nil {
+		return err
+	}
+	if o.mode == "cluster" && o.pvDir == "" && slices.ContainsFunc(pkgs, func(p testPackage) bool { return p.claim }) {
+		return errors.New("mode cluster runs e2e/pvc: -pv-dir names the directory of its claim's volume")
+	}
+	bins, err := buildSuites(ctx, o.work, pkgs)
 	if err != nil {
 		return err
 	}
@@ -105,23 +117,50 @@ func run(ctx context.Context, o options) (err error) {
 		return err
 	}
 	defer target.stop()
-	if err := prepare(ctx, target); err != nil {
+	cl, err := prepare(ctx, target)
+	if err != nil {
 		return err
 	}
 	var results []result
+	var ran []string
 	for _, s := range bins {
-		rs, err := runSuite(ctx, o, target, s)
+		rs, err := runPackage(ctx, o, target, cl, s)
 		if err != nil {
 			return err
 		}
 		results = append(results, rs...)
+		ran = append(ran, s.pkg.name)
 	}
 	verdict := judge(o.mode, results)
 	fmt.Print(verdict.summary())
-	if o.out != "" && o.run == "" && o.suites == strings.Join(suitePackages, ",") {
-		if err := writeReport(o.out, o.mode, results); err != nil {
+	if o.out != "" && o.run == "" {
+		if err := writeReport(o.out, o.mode, ran, results, time.Now()); err != nil {
 			return err
 		}
 	}
 	return verdict.err()
+}
+
+// runPackage runs one package; a feature package as Knative's CI runs it,
+// with its flags switched on around the run (and its claim made first).
+func runPackage(ctx context.Context, o options, t *target, cl clients, s suite) ([]result, error) {
+	if !s.pkg.feature() {
+		return runSuite(ctx, o, t, s)
+	}
+	var results []result
+	err := withFeatures(ctx, cl, t.image("helloworld"), s.pkg, func() error {
+		if s.pkg.claim {
+			pvDir := ""
+			if o.mode == "cluster" {
+				pvDir = o.pvDir
+			}
+			if err := ensureClaim(ctx, cl.kube, pvDir); err != nil {
+				return err
+			}
+		}
+		var err error
+		results, err = runSuite(ctx, o, t, s)
+		return err
+	})
+	return results, err
 }

@@ -20,7 +20,9 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	servingclient "knative.dev/serving/pkg/client/clientset/versioned"
 )
 
 // testResources are the files of Knative's test/config that its own CI
@@ -32,18 +34,27 @@ var testResources = []string{"test/config/cluster-resources.yaml", "test/config/
 // test resources, and in knit dev a gateway Service whose port 80 names
 // the ingress's loopback port as its nodePort, which is how the suite
 // finds the port to dial at --ingressendpoint.
-func prepare(ctx context.Context, t *target) error {
+// It returns the clients the harness goes on with.
+func prepare(ctx context.Context, t *target) (clients, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", t.kubeconfig)
 	if err != nil {
-		return err
+		return clients{}, err
 	}
+	// Knative's Service type sends spec.template.metadata.creationTimestamp
+	// as null, which the API server warns of on every dry run a flag probe
+	// makes (features.go): the harness's own requests need no warnings.
+	cfg.WarningHandler = rest.NoWarnings{}
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return clients{}, err
 	}
-	objs, err := knativeTestResources(ctx)
+	serving, err := servingclient.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return clients{}, err
+	}
+	objs, err := knativeFiles(ctx, testResources...)
+	if err != nil {
+		return clients{}, err
 	}
 	if t.gatewayPort != 0 {
 		objs = append(objs,
@@ -58,10 +69,10 @@ func prepare(ctx context.Context, t *target) error {
 	}
 	for _, obj := range objs {
 		if err := create(ctx, kube, obj); err != nil {
-			return err
+			return clients{}, err
 		}
 	}
-	return nil
+	return clients{kube: kube, serving: serving}, nil
 }
 
 // create makes obj unless it exists.
@@ -86,15 +97,15 @@ func create(ctx context.Context, kube kubernetes.Interface, obj runtime.Object) 
 	return nil
 }
 
-// knativeTestResources decodes testResources from the pinned release.
-func knativeTestResources(ctx context.Context) ([]runtime.Object, error) {
+// knativeFiles decodes files of the pinned release (paths in its module).
+func knativeFiles(ctx context.Context, files ...string) ([]runtime.Object, error) {
 	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "knative.dev/serving").Output()
 	if err != nil {
 		return nil, fmt.Errorf("go list -m knative.dev/serving: %w", err)
 	}
 	dir := strings.TrimSpace(string(out))
 	var objs []runtime.Object
-	for _, name := range testResources {
+	for _, name := range files {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			return nil, err

@@ -22,15 +22,23 @@ type row struct {
 	outcome     map[string]string
 }
 
-// writeReport rewrites path with this run's results in mode's column,
-// keeping the other mode's column from the file as it was.
-func writeReport(path, mode string, results []result) error {
+// writeReport rewrites path with this run's results: the cells of mode's
+// column for the packages it ran. The other mode's column, and the
+// packages this run left out, keep what the file had, as the run that
+// wrote them found it. A test no run has a result for any more (one the
+// release dropped) goes.
+func writeReport(path, mode string, ran []string, results []result, now time.Time) error {
 	rows := map[string]*row{}
 	if old, err := os.ReadFile(path); err == nil {
 		rows = readRows(old)
 	}
-	for _, r := range rows {
-		delete(r.outcome, mode)
+	for k, r := range rows {
+		if slices.Contains(ran, r.suite) {
+			delete(r.outcome, mode)
+		}
+		if len(r.outcome) == 0 {
+			delete(rows, k)
+		}
 	}
 	for _, r := range results {
 		key := r.suite + " " + r.test
@@ -39,7 +47,7 @@ func writeReport(path, mode string, results []result) error {
 		}
 		rows[key].outcome[mode] = r.outcome
 	}
-	return os.WriteFile(path, render(rows), 0o644)
+	return os.WriteFile(path, render(rows, mode, ran, now), 0o644)
 }
 
 // readRows reads the results table of a report this program wrote.
@@ -73,14 +81,65 @@ func outcomeOf(cell string) string {
 	return ""
 }
 
-func render(rows map[string]*row) []byte {
+// render writes the report: the conformance packages' table, then the
+// feature packages', each with its counts per mode. mode and ran say
+// which run wrote it.
+func render(rows map[string]*row, mode string, ran []string, now time.Time) []byte {
+	var conf, feat []*row
+	for _, k := range slices.Sorted(maps.Keys(rows)) {
+		if isFeature(rows[k].suite) {
+			feat = append(feat, rows[k])
+		} else {
+			conf = append(conf, rows[k])
+		}
+	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Knative Serving conformance\n\n")
-	fmt.Fprintf(&b, "Knative Serving %s's own conformance suite (`test/conformance/api/v1` and `test/conformance/runtime`, "+
-		"test code unmodified, test images built from the same release) run against knit by `make conformance` "+
-		"(knit dev) and `make conformance-cluster` (the test cluster, with the Helm chart). Both rewrite this file; "+
-		"each keeps the other's column. Last written %s.\n\n", release, time.Now().UTC().Format("2006-01-02 15:04 MST"))
-	fmt.Fprintf(&b, "| mode | pass | fail | skip | failures that are documented exceptions |\n|---|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "Knative Serving %s's own conformance suite (%s) and the e2e feature packages its CI runs with "+
+		"config-features flags switched on (%s), test code unmodified, test images built from the same release, "+
+		"run against knit by `make conformance` (knit dev) and `make conformance-cluster` (the test cluster, with the Helm chart). "+
+		"Each feature package runs as Knative's CI runs it (`test/e2e-tests.sh`): its flags set to `Enabled` in knit's "+
+		"`config-features` before it and the ConfigMap's previous data put back after it. "+
+		"Both targets rewrite this file, each only its own column's cells of the packages it ran; "+
+		"the other column, and packages a run left out, keep what their last run found. "+
+		"Last written %s by a run in %s of %s.\n\n",
+		release, packageList(conformancePackages), packageList(featurePackages),
+		now.UTC().Format("2006-01-02 15:04 MST"), modeTitles[mode], codeList(ran))
+	writeCounts(&b, conf)
+	b.WriteString("\nSubtests are counted with their tests; a failing subtest fails its parent too.\n")
+	for _, m := range modes {
+		if len(exceptions[m]) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n## Exceptions of %s\n\n", modeTitles[m])
+		for _, test := range slices.Sorted(maps.Keys(exceptions[m])) {
+			fmt.Fprintf(&b, "- `%s`: %s\n", test, exceptions[m][test])
+		}
+	}
+	b.WriteString("\n## Results\n\n")
+	writeRows(&b, conf)
+	b.WriteString("\n## Knative e2e feature packages\n\n")
+	b.WriteString("Each package runs with these `config-features` flags `Enabled`, and the suite flags of the conformance packages:\n\n")
+	for _, p := range featurePackages {
+		fmt.Fprintf(&b, "- `%s`: %s", p.name, codeList(p.flags))
+		if p.alpha {
+			b.WriteString("; with `--enable-alpha` too (its tests skip without it)")
+		}
+		if p.claim {
+			fmt.Fprintf(&b, "; Knative's test claim `%s` (`%s`) made first", claimName, claimFile)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	writeCounts(&b, feat)
+	b.WriteString("\n")
+	writeRows(&b, feat)
+	return b.Bytes()
+}
+
+// writeCounts writes each mode's counts of rows.
+func writeCounts(b *bytes.Buffer, rows []*row) {
+	fmt.Fprintf(b, "| mode | pass | fail | skip | failures that are documented exceptions |\n|---|---:|---:|---:|---:|\n")
 	for _, m := range modes {
 		var pass, fail, skip, excused int
 		for _, r := range rows {
@@ -96,23 +155,16 @@ func render(rows map[string]*row) []byte {
 				skip++
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", modeTitles[m], pass, fail, skip, excused)
+		fmt.Fprintf(b, "| %s | %d | %d | %d | %d |\n", modeTitles[m], pass, fail, skip, excused)
 	}
-	b.WriteString("\nSubtests are counted with their tests; a failing subtest fails its parent too.\n")
-	for _, m := range modes {
-		if len(exceptions[m]) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "\n## Exceptions of %s\n\n", modeTitles[m])
-		for _, test := range slices.Sorted(maps.Keys(exceptions[m])) {
-			fmt.Fprintf(&b, "- `%s`: %s\n", test, exceptions[m][test])
-		}
-	}
-	fmt.Fprintf(&b, "\n## Results\n\n| package | test | %s | %s |\n|---|---|---|---|\n", modeTitles[modes[0]], modeTitles[modes[1]])
-	keys := slices.Sorted(maps.Keys(rows))
-	for _, k := range keys {
-		r := rows[k]
-		fmt.Fprintf(&b, "| %s | `%s` |", r.suite, r.test)
+}
+
+// writeRows writes the table of rows, a test a line, a mode a column;
+// "—" where a mode has no result.
+func writeRows(b *bytes.Buffer, rows []*row) {
+	fmt.Fprintf(b, "| package | test | %s | %s |\n|---|---|---|---|\n", modeTitles[modes[0]], modeTitles[modes[1]])
+	for _, r := range rows {
+		fmt.Fprintf(b, "| %s | `%s` |", r.suite, r.test)
 		for _, m := range modes {
 			cell := outcomeCells[r.outcome[m]]
 			if cell == "" {
@@ -121,9 +173,29 @@ func render(rows map[string]*row) []byte {
 			if r.outcome[m] == "FAIL" && exceptionFor(exceptions[m], r.test) != "" {
 				cell += " (exception)"
 			}
-			fmt.Fprintf(&b, " %s |", cell)
+			fmt.Fprintf(b, " %s |", cell)
 		}
 		b.WriteString("\n")
 	}
-	return b.Bytes()
+}
+
+// packageList names packages by their directory in Knative's repository.
+func packageList(pkgs []testPackage) string {
+	var names []string
+	for _, p := range pkgs {
+		names = append(names, "test/"+strings.TrimPrefix(p.importPath(), "knative.dev/serving/test/"))
+	}
+	return codeList(names)
+}
+
+// codeList is "`a`, `b` and `c`".
+func codeList(items []string) string {
+	quoted := make([]string, len(items))
+	for i, s := range items {
+		quoted[i] = "`" + s + "`"
+	}
+	if len(quoted) < 2 {
+		return strings.Join(quoted, "")
+	}
+	return strings.Join(quoted[:len(quoted)-1], ", ") + " and " + quoted[len(quoted)-1]
 }

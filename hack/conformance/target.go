@@ -151,3 +151,8 @@ func freeAddr() (string, error) {
 	defer ln.Close()
 	return ln.Addr().String(), nil
 }
+
+// image is the reference of one of the suite's test images.
+func (t *target) image(name string) string {
+	return strings.ReplaceAll(t.imageTemplate, "{{.Name}}", name)
+}

@@ -1,13 +1,16 @@
 //go:build tools
 
 // The packages this module builds but does not import: the conformance
-// suite's tests and every test image (make conformance-images), so that
-// go.mod and go.sum hold what they need.
+// suite's tests, the e2e feature packages' (which hold nothing but test
+// files, so test/e2e, the package they share, stands for what they
+// need) and every test image (make conformance-images), so that go.mod
+// and go.sum hold what they need.
 package main
 
 import (
 	_ "knative.dev/serving/test/conformance/api/v1"
 	_ "knative.dev/serving/test/conformance/runtime"
+	_ "knative.dev/serving/test/e2e"
 	_ "knative.dev/serving/test/test_images/autoscale"
 	_ "knative.dev/serving/test/test_images/failing"
 	_ "knative.dev/serving/test/test_images/grpc-ping"
