@@ -134,6 +134,7 @@ func render(rows map[string]*row, mode string, ran []string, now time.Time) []by
 	writeCounts(&b, feat)
 	b.WriteString("\n")
 	writeRows(&b, feat)
+	b.WriteString(flagsSection)
 	return b.Bytes()
 }
 
