@@ -11,12 +11,13 @@
 //
 // Deployments labelled serving.knative.dev/revision; all others are left
 // alone. Each gets spec.replicas replicas of its pod template; a replica is
-// one process per container. A template change rolls replicas the way a
+// one process per container, after one per init container (see Init
+// containers). A template change rolls replicas the way a
 // RollingUpdate with maxUnavailable 0 does: replicas of the old template
-// keep running until enough new ones are ready. Volumes are mounted (see
-// Volumes), a securityContext's user and groups applied (see Users and the
-// container's view) and resources too (see Resources); init containers,
-// startup probes and the rest of a securityContext are not.
+// keep running until enough new ones are ready. Volumes are mounted, and
+// persistent volume claims provisioned and bound (see Volumes), a securityContext's user and groups applied (see Users and the
+// container's view) and resources too (see Resources); startup probes
+// and the rest of a securityContext are not.
 //
 // # Images
 //
@@ -123,6 +124,22 @@
 // process group and, on Linux, dies with knit dev (Pdeathsig SIGKILL).
 // Shutdown stops everything; so does the manager stopping.
 //
+// # Init containers
+//
+// A replica placed on this machine runs its init containers before any
+// container, the app's and the queue-proxy's alike, as the kubelet runs
+// them in a new pod sandbox: one at a time, in order, each until it
+// exits 0. Each starts as a container does (runContainer) — its image
+// pulled or built, its environment, volumes, user, securityContext and
+// resources, its own cgroup below the pod's, the replica's network — so
+// an emptyDir an init container writes is what the app reads. One that
+// exits otherwise is run again with the containers' backoff and reported
+// as CrashLoopBackOff ("init container <name> exited with code …"),
+// and nothing after it starts meanwhile. They run once in a replica's
+// life: a container that crashes later restarts alone, and a replica a
+// scale-up adds runs them afresh. An init container's restartPolicy (a
+// native sidecar) is not honoured: it too must complete.
+//
 // # Deployment status
 //
 // Written through the status subresource as Kubernetes' deployment
@@ -199,14 +216,18 @@
 // need not exist.
 //
 // Its status is written through pods/status as the kubelet would write
-// it: phase, podIP and hostIP (the replica's addresses), startTime,
-// conditions PodScheduled, Initialized, ContainersReady and Ready (only
-// PodScheduled, False, while it waits for room), and
-// per container its image, ready, started, restartCount and state —
-// running; waiting with the runtime's own reason and message, the
-// Deployment's ReplicaFailure words (BuildFailed, CrashLoopBackOff with
-// the exit and output, …), or ContainerCreating; terminated while the
-// replica stops — and lastState.terminated with the exit code, reason
+// it: phase (Pending until its init containers have completed and its
+// containers started), podIP and hostIP (the replica's addresses),
+// startTime, conditions PodScheduled, Initialized (False,
+// ContainersNotInitialized, until every init container has completed),
+// ContainersReady and Ready (only PodScheduled, False, while it waits
+// for room), and per container and init container its image, ready,
+// started, restartCount and state — running; waiting with the runtime's
+// own reason and message, the Deployment's ReplicaFailure words
+// (BuildFailed, CrashLoopBackOff with the exit and output, …), or
+// ContainerCreating (PodInitializing in a pod with init containers);
+// terminated while the replica stops, and for good once an init
+// container has completed — and lastState.terminated with the exit code, reason
 // (Error, Completed, OOMKilled) and, under FallbackToLogsOnError, the
 // end of the output. imageID is the pulled image's repository@digest and
 // containerID runc://<run>, for an image; for ko:// and knit:// both stay
@@ -253,7 +274,35 @@
 // lifetime (or after 24 hours), as the kubelet rotates it. A mount by
 // subPath keeps the file it bound, and a source that can no longer be read
 // (a deleted ConfigMap) leaves the last files in place, as on Kubernetes.
-// A persistentVolumeClaim is refused (VolumesUnsupported).
+//
+// A persistentVolumeClaim is a directory of this machine that outlives
+// replicas and Revisions. knit dev is the cluster's provisioner, PV
+// controller and pvc- and pv-protection controllers (claims.go,
+// claimsbinder.go; knit dev runs the binder with its manager,
+// SetupClaimsWithManager): every Pending claim in the API server gets a
+// directory, <state>/claims/<namespace>/<claim>-<uid> (0777, as
+// local-path provisioners make theirs), and a PersistentVolume
+// pvc-<uid> — hostPath to it, the claim's request as capacity (recorded,
+// not enforced), its access modes and class, reclaim policy Delete,
+// claimRef to the claim — and the two are bound as the PV controller binds
+// them: the volume's claimRef and phase Bound, the claim's volumeName,
+// phase Bound, capacity and access modes. A claim naming a volume, or
+// named by one, is bound to it instead; one with a selector, a data
+// source or volumeMode Block stays Pending. A claim bound to a hostPath
+// or local volume is used as it is. A replica whose pod names a claim
+// waits until each exists and is bound, its Pod Pending, PodScheduled
+// False, in the scheduler's words ("0/1 nodes are available:
+// persistentvolumeclaim "data" not found."), looking again every
+// claimPoll, with no crash loop; then the claim's directory is bound in
+// at each mount path, read-only when the volume or the mount says so,
+// shared by every replica of every Revision that names it. The pod's
+// fsGroup is given to it as to an emptyDir (OnRootMismatch honoured),
+// but not to a read-only volume nor to a hostPath knit dev did not
+// provision, which the kubelet leaves alone too. A deleted claim keeps
+// its pvc-protection finalizer while a replica uses it; once it is gone
+// its volume is Released and, when no replica uses the directory any
+// longer, the directory and then the volume are deleted. The binder
+// passes over the cached claims and volumes every second.
 //
 // Each container sees the volumes it mounts at their absolute mountPath,
 // with subPath and subPathExpr, read-only when asked and always for API

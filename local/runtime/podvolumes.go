@@ -33,6 +33,18 @@ type podVolumes struct {
 	// failing is each volume's last refresh error, logged once.
 	failing map[string]string
 	tokens  tokenCache
+
+	// resolving makes the replica's containers take turns resolving its
+	// claims (resolveClaims), so they mount the same directories.
+	resolving sync.Mutex
+	// claimsMu guards using and claims apart from mu, which a container
+	// holds while it writes volumes: the binder reads using (claimUses).
+	claimsMu sync.Mutex
+	// using is every claim the replica is resolving or mounts, which the
+	// binder must neither let go nor reclaim.
+	using []claimUse
+	// claims are the pod's claim volumes by name, once all are resolved.
+	claims map[string]claimMount
 }
 
 // volumesDir holds every replica's volumes. Only root may look in: it
@@ -54,7 +66,11 @@ func (r *replica) mountsFor(ctx context.Context, c *corev1.Container, env *envLi
 	if f := volumeSupport(c, r.spec.Volumes, mountSupport()); f != nil {
 		return nil, f
 	}
-	if err := r.prepareVolumes(ctx); err != nil {
+	claims, err := r.awaitClaims(ctx)
+	if err == nil {
+		err = r.prepareVolumes(ctx, claims)
+	}
+	if err != nil {
 		return nil, &failure{Reason: ReasonFailedMount, Message: fmt.Sprintf("container %s: %v", c.Name, err)}
 	}
 	plan := &mountPlan{scratch: filepath.Join(r.volumesDir(), "..mounts", c.Name)}
@@ -64,23 +80,34 @@ func (r *replica) mountsFor(ctx context.Context, c *corev1.Container, env *envLi
 		if m.SubPathExpr != "" {
 			sub = expand(m.SubPathExpr, env.lookup)
 		}
-		source, err := subPathSource(filepath.Join(r.volumesDir(), m.Name), sub)
+		dir, readOnly := r.volumeDir(&r.spec.Volumes[i], claims)
+		source, err := subPathSource(dir, sub)
 		if err != nil {
 			return nil, &failure{Reason: ReasonFailedMount, Message: fmt.Sprintf("container %s: volume %q at %s: %v", c.Name, m.Name, m.MountPath, err)}
 		}
 		plan.mounts = append(plan.mounts, bindMount{
-			volume: m.Name, source: source, target: m.MountPath, readOnly: m.ReadOnly || apiData(&r.spec.Volumes[i]),
+			volume: m.Name, source: source, target: m.MountPath, readOnly: m.ReadOnly || readOnly,
 		})
 	}
 	sortMounts(plan.mounts)
 	return plan, nil
 }
 
+// volumeDir is where volume v lies on this machine, and whether every
+// mount of it is read-only: a claim's directory (claims, by volume name),
+// read-only when the volume says so; API data, always read-only; any
+// other, the replica's own directory.
+func (r *replica) volumeDir(v *corev1.Volume, claims map[string]claimMount) (dir string, readOnly bool) {
+	if m, ok := claims[v.Name]; ok && v.PersistentVolumeClaim != nil {
+		return m.dir, m.readOnly
+	}
+	return filepath.Join(r.volumesDir(), v.Name), apiData(v)
+}
+
 // volumeSupport refuses, for good, a container whose mounts knit dev
 // cannot give it: mounts is mountSupport's answer (nil: this machine can),
-// and only volumes of the types Knative allows but a persistent volume
-// claim can be given. It names the first volume the container cannot have
-// and what it would take.
+// and only volumes of the types Knative allows can be given. It names the
+// first volume the container cannot have and what it would take.
 func volumeSupport(c *corev1.Container, volumes []corev1.Volume, mounts error) *failure {
 	for _, m := range c.VolumeMounts {
 		i := slices.IndexFunc(volumes, func(v corev1.Volume) bool { return v.Name == m.Name })
@@ -90,8 +117,8 @@ func volumeSupport(c *corev1.Container, volumes []corev1.Volume, mounts error) *
 			why = "the pod has no such volume"
 		case mounts != nil:
 			why = mounts.Error()
-		case !apiData(&volumes[i]) && volumes[i].EmptyDir == nil:
-			why = "knit dev supports configMap, secret, projected, downwardAPI and emptyDir volumes only (a persistentVolumeClaim needs a cluster)"
+		case !apiData(&volumes[i]) && volumes[i].EmptyDir == nil && volumes[i].PersistentVolumeClaim == nil:
+			why = "knit dev supports configMap, secret, projected, downwardAPI, emptyDir and persistentVolumeClaim volumes only"
 		default:
 			continue
 		}
@@ -131,9 +158,11 @@ func subPathSource(dir, sub string) (string, error) {
 	return real, nil
 }
 
-// prepareVolumes writes every volume of the pod, once; a failure (a
-// missing ConfigMap) is retried by the container's set-up with backoff.
-func (r *replica) prepareVolumes(ctx context.Context) error {
+// prepareVolumes writes every volume of the pod, once, and gives its
+// claims' directories (claims, resolved by awaitClaims) to the pod's
+// fsGroup; a failure (a missing ConfigMap) is retried by the container's
+// set-up with backoff.
+func (r *replica) prepareVolumes(ctx context.Context, claims map[string]claimMount) error {
 	r.volumes.mu.Lock()
 	defer r.volumes.mu.Unlock()
 	if r.volumes.prepared {
@@ -146,6 +175,13 @@ func (r *replica) prepareVolumes(ctx context.Context) error {
 	src := r.volumeSources()
 	for i := range r.spec.Volumes {
 		v := &r.spec.Volumes[i]
+		if v.PersistentVolumeClaim != nil {
+			// Not the replica's to write: it lies in the claim's directory.
+			if err := r.ownClaim(claims[v.Name]); err != nil {
+				return fmt.Errorf("volume %q: %w", v.Name, err)
+			}
+			continue
+		}
 		files, err := volumePayload(ctx, src, r.pod, r.spec, v)
 		if err == nil {
 			err = r.writeVolume(v, files)
@@ -204,41 +240,54 @@ func (r *replica) ownVolume(v *corev1.Volume, dir string) error {
 
 // setVolumeOwnership gives a volume to the pod's fsGroup as the kubelet's
 // SetVolumeOwnership does, so a container running as another user reads
-// (and, in an emptyDir, writes) it through the group: every file and
-// directory group-owned by fsGroup, with group read (and write unless
-// readOnly) added to its mode, directories also group search and setgid
-// so that what the app makes there stays the group's.
+// (and, in an emptyDir or a claim, writes) it through the group: every
+// file and directory group-owned by fsGroup, with group read (and write
+// unless readOnly) added to its mode, directories also group search and
+// setgid so that what the app makes there stays the group's. A file gone
+// while the walk runs is skipped: a claim's directory is shared with
+// replicas already writing to it.
 func setVolumeOwnership(dir string, fsGroup uint32, readOnly bool) error {
 	mask := fs.FileMode(0o660)
 	if readOnly {
 		mask = 0o440
 	}
 	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+		if err == nil {
+			err = ownPath(path, d, fsGroup, mask)
 		}
-		if err := os.Lchown(path, -1, int(fsGroup)); err != nil {
-			return err
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
+		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		m := fi.Mode()&(fs.ModePerm|fs.ModeSetgid|fs.ModeSetuid|fs.ModeSticky) | mask
-		if d.IsDir() {
-			m |= fs.ModeSetgid | 0o110
-		}
-		return os.Chmod(path, m)
+		return err
 	})
+}
+
+// ownPath is setVolumeOwnership's change to one file or directory.
+func ownPath(path string, d fs.DirEntry, fsGroup uint32, mask fs.FileMode) error {
+	if err := os.Lchown(path, -1, int(fsGroup)); err != nil {
+		return err
+	}
+	if d.Type()&fs.ModeSymlink != 0 {
+		return nil
+	}
+	fi, err := d.Info()
+	if err != nil {
+		return err
+	}
+	m := fi.Mode()&(fs.ModePerm|fs.ModeSetgid|fs.ModeSetuid|fs.ModeSticky) | mask
+	if d.IsDir() {
+		m |= fs.ModeSetgid | 0o110
+	}
+	return os.Chmod(path, m)
 }
 
 // removeVolumes removes the replica's volumes and mount points once its
 // processes are gone. A mount namespace still ending holds its mounts on
 // its own side only: removing the directories here detaches them there.
+// Its claims' directories are not its own and stay; it no longer uses
+// them, which lets the binder reclaim those of deleted claims.
 func (r *replica) removeVolumes() error {
+	r.volumes.setUsing(nil)
 	if len(r.spec.Volumes) == 0 {
 		return nil
 	}

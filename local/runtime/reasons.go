@@ -15,8 +15,9 @@ const (
 	ReasonCreateContainerConfigError = "CreateContainerConfigError"
 	// ReasonVolumesUnsupported: a container mounts a volume knit dev cannot
 	// give it — not root on Linux (mounts need a mount namespace), or a
-	// volume type it does not have (persistentVolumeClaim). The message
-	// names the container, the volume, its mount path and what it takes.
+	// volume type it does not have (hostPath, nfs, …; Knative admits none
+	// of them). The message names the container, the volume, its mount
+	// path and what it takes.
 	// Final for the pod template: nothing changes while knit dev runs.
 	ReasonVolumesUnsupported = "VolumesUnsupported"
 	// ReasonSecurityContextUnsupported: a container's securityContext asks
@@ -30,8 +31,9 @@ const (
 	// ReasonRunContainerError: the command could not be started, e.g. the
 	// executable does not exist (the kubelet's reason).
 	ReasonRunContainerError = "RunContainerError"
-	// ReasonCrashLoopBackOff: a container exited and is restarted with
-	// backoff; the message has its exit code, restart count and last output.
+	// ReasonCrashLoopBackOff: a container exited, or an init container
+	// exited with a code other than 0, and is restarted with backoff; the
+	// message has its exit code, restart count and last output.
 	ReasonCrashLoopBackOff = "CrashLoopBackOff"
 	// ReasonReadinessProbeFailed: a container runs but its readiness probe
 	// keeps failing. In the shared network, when a container listens on

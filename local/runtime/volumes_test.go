@@ -231,6 +231,7 @@ func TestVolumeSupport(t *testing.T) {
 		{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}},
 		{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: "claim", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}},
+		{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc"}}},
 	}
 	mount := func(names ...string) *corev1.Container {
 		c := &corev1.Container{Name: "user-container"}
@@ -250,8 +251,9 @@ func TestVolumeSupport(t *testing.T) {
 		{name: "nothing mounted needs nothing", container: mount(), mounts: notRoot},
 		{name: "not root", container: mount("cfg"), mounts: notRoot,
 			want: `container user-container cannot mount volume "cfg" at /mnt/cfg: knit dev mounts volumes at their paths in a mount namespace of each container's own, which needs root on Linux (knit dev runs as uid 1000)`},
-		{name: "a claim", container: mount("scratch", "claim"),
-			want: `container user-container cannot mount volume "claim" at /mnt/claim: knit dev supports configMap, secret, projected, downwardAPI and emptyDir volumes only (a persistentVolumeClaim needs a cluster)`},
+		{name: "a claim", container: mount("scratch", "claim")},
+		{name: "a hostPath", container: mount("claim", "host"),
+			want: `container user-container cannot mount volume "host" at /mnt/host: knit dev supports configMap, secret, projected, downwardAPI, emptyDir and persistentVolumeClaim volumes only`},
 		{name: "no such volume", container: mount("nope"), want: `container user-container cannot mount volume "nope" at /mnt/nope: the pod has no such volume`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

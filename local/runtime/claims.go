@@ -1,0 +1,313 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// PersistentVolumeClaims. On a cluster a claim's life is split between
+// the PV controller (binding, and reclaiming a released volume), a
+// provisioner (making the volume), the pvc- and pv-protection controllers
+// (finalizers that keep a claim while a pod uses it) and the kubelet
+// (mounting). knit dev runs none of them, so the runtime stands in for
+// all: its binder (claimsbinder.go) provisions a directory per claim,
+// <state>/claims/<namespace>/<claim>-<uid>, and binds the two; a replica
+// (this file) waits until the claims it names are bound, then binds their
+// directories in at its mount paths as it binds an emptyDir, shared with
+// every replica that names the claim; a deleted claim's directory goes
+// once no replica uses it (claimUse).
+
+// claimPoll is how often a replica waiting for its claims looks again: a
+// claim created, or bound by the binder, starts it within that.
+const claimPoll = 500 * time.Millisecond
+
+// claimsDir holds the directories knit dev provisions for claims. Only
+// root may look in, as in volumesDir: containers reach a claim's
+// directory through their mounts, never through this path.
+func (o *Options) claimsDir() string { return filepath.Join(o.StateDir, "claims") }
+
+// claimDir is the directory knit dev provisions for a claim: by name for
+// whoever looks, and by UID so that a claim deleted and made again under
+// its name starts empty while the old one's directory waits for its
+// replicas to stop.
+func (o *Options) claimDir(namespace, name string, uid types.UID) string {
+	return filepath.Join(o.claimsDir(), namespace, name+"-"+string(uid))
+}
+
+// claimUse is a claim a replica is resolving or mounts: while one exists,
+// the binder keeps the claim's pvc-protection finalizer and its volume's
+// directory. dir is "" while the claim is being resolved, the directory
+// once mounted.
+type claimUse struct {
+	namespace, name string
+	dir             string
+}
+
+// claimUses is what every replica of the runtime uses. A replica stays
+// listed in rt.deployments until its processes are gone, and stops using
+// its claims then (removeVolumes), so a directory is never taken from
+// under a process.
+func (rt *Runtime) claimUses() []claimUse {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	var out []claimUse
+	for _, st := range rt.deployments {
+		for _, r := range st.replicas {
+			out = append(out, r.volumes.uses()...)
+		}
+	}
+	return out
+}
+
+// usesClaim reports a use of the claim namespace/name.
+func usesClaim(uses []claimUse, namespace, name string) bool {
+	return slices.ContainsFunc(uses, func(u claimUse) bool { return u.namespace == namespace && u.name == name })
+}
+
+// usesDir reports a use of dir, the directory of a volume bound to the
+// claim namespace/name: a replica mounting it, or one still resolving the
+// claim, which may be about to.
+func usesDir(uses []claimUse, namespace, name, dir string) bool {
+	return slices.ContainsFunc(uses, func(u claimUse) bool {
+		return u.dir == dir || u.dir == "" && u.namespace == namespace && u.name == name
+	})
+}
+
+func (v *podVolumes) uses() []claimUse {
+	v.claimsMu.Lock()
+	defer v.claimsMu.Unlock()
+	return slices.Clone(v.using)
+}
+
+func (v *podVolumes) setUsing(uses []claimUse) {
+	v.claimsMu.Lock()
+	defer v.claimsMu.Unlock()
+	v.using = uses
+}
+
+func (v *podVolumes) resolved() map[string]claimMount {
+	v.claimsMu.Lock()
+	defer v.claimsMu.Unlock()
+	return v.claims
+}
+
+func (v *podVolumes) setResolved(claims map[string]claimMount, uses []claimUse) {
+	v.claimsMu.Lock()
+	defer v.claimsMu.Unlock()
+	v.claims, v.using = claims, uses
+}
+
+// claimMount is a claim volume as a replica mounts it.
+type claimMount struct {
+	dir string
+	// readOnly is the volume's: every mount of it is read-only.
+	readOnly bool
+	// owned: the pod's fsGroup applies, as the kubelet applies it to a
+	// volume whose plugin manages ownership — a local volume, or one knit
+	// dev provisioned, standing in for a provisioner's — and never to a
+	// hostPath someone named, which the kubelet leaves alone too.
+	owned bool
+}
+
+// hasClaims reports a pod with a persistentVolumeClaim volume.
+func hasClaims(spec *corev1.PodSpec) bool {
+	return slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.PersistentVolumeClaim != nil })
+}
+
+// awaitClaims is the directory of each of the pod's claim volumes, by
+// volume name, once every claim exists and is bound. Until then the
+// replica waits as the scheduler holds such a pod back — its Pod Pending,
+// PodScheduled False, Unschedulable, in the scheduler's words — and looks
+// again every claimPoll, so a claim made or bound later starts it without
+// a crash loop. An error (the API, a volume this machine cannot mount) is
+// retried with backoff by the container's set-up, as a FailedMount.
+// Resolved once per replica: all its containers mount the same
+// directories.
+func (r *replica) awaitClaims(ctx context.Context) (map[string]claimMount, error) {
+	if !hasClaims(r.spec) {
+		return nil, nil
+	}
+	logged := ""
+	for {
+		claims, waiting, err := r.resolveClaims(ctx)
+		switch {
+		case err != nil:
+			return nil, err
+		case waiting == "":
+			r.setUnschedulable("")
+			return claims, nil
+		}
+		why := fmt.Sprintf("0/1 nodes are available: %s.", waiting)
+		if why != logged {
+			r.log.Info("Replica waits for its persistent volume claims", "reason", why)
+			logged = why
+		}
+		r.setUnschedulable(why)
+		if !sleepCtx(ctx, claimPoll) {
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// resolveClaims reads the pod's claims and their volumes from the API
+// server (not a cache: a claim read stale could be one the binder has
+// just let go): their directories by volume name, or why the pod must
+// wait for them. The replica marks the claims it uses before it reads
+// them, so the binder, which checks the marks before it lets a claim go,
+// either sees them or lets go a claim the read then finds deleted.
+func (r *replica) resolveClaims(ctx context.Context) (claims map[string]claimMount, waiting string, err error) {
+	r.volumes.resolving.Lock()
+	defer r.volumes.resolving.Unlock()
+	if done := r.volumes.resolved(); done != nil {
+		return done, "", nil
+	}
+	var marks []claimUse
+	for _, v := range r.spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			marks = append(marks, claimUse{namespace: r.pod.Namespace, name: v.PersistentVolumeClaim.ClaimName})
+		}
+	}
+	r.volumes.setUsing(marks)
+	claims = map[string]claimMount{}
+	var uses []claimUse
+	for _, v := range r.spec.Volumes {
+		if v.PersistentVolumeClaim == nil {
+			continue
+		}
+		m, waiting, err := resolveClaim(ctx, r.rt.reader, r.pod.Namespace, v.PersistentVolumeClaim)
+		if err != nil || waiting != "" {
+			r.volumes.setUsing(nil) // a pod that waits uses nothing, as the pvc-protection controller counts
+			if err != nil {
+				err = fmt.Errorf("volume %q: %w", v.Name, err)
+			}
+			return nil, waiting, err
+		}
+		claims[v.Name] = m
+		uses = append(uses, claimUse{namespace: r.pod.Namespace, name: v.PersistentVolumeClaim.ClaimName, dir: m.dir})
+	}
+	r.volumes.setResolved(claims, uses)
+	return claims, "", nil
+}
+
+// resolveClaim is the directory of the claim a volume names, or, in the
+// scheduler's words, why a pod must wait for it: the claim missing, being
+// deleted or not bound, or its volume missing.
+func resolveClaim(ctx context.Context, reader client.Reader, namespace string, src *corev1.PersistentVolumeClaimVolumeSource) (m claimMount, waiting string, err error) {
+	var claim corev1.PersistentVolumeClaim
+	err = reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: src.ClaimName}, &claim)
+	switch {
+	case apierrors.IsNotFound(err):
+		return m, fmt.Sprintf("persistentvolumeclaim %q not found", src.ClaimName), nil
+	case err != nil:
+		return m, "", fmt.Errorf("persistentvolumeclaim %q: %w", src.ClaimName, err)
+	case claim.DeletionTimestamp != nil:
+		return m, fmt.Sprintf("persistentvolumeclaim %q is being deleted", src.ClaimName), nil
+	case claim.Status.Phase != corev1.ClaimBound || claim.Spec.VolumeName == "":
+		return m, "pod has unbound immediate PersistentVolumeClaims", nil
+	}
+	var pv corev1.PersistentVolume
+	err = reader.Get(ctx, client.ObjectKey{Name: claim.Spec.VolumeName}, &pv)
+	switch {
+	case apierrors.IsNotFound(err):
+		return m, "1 node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)", nil
+	case err != nil:
+		return m, "", fmt.Errorf("persistentvolumeclaim %q: persistentvolume %q: %w", src.ClaimName, claim.Spec.VolumeName, err)
+	case pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != claim.UID:
+		return m, "pod has unbound immediate PersistentVolumeClaims", nil
+	}
+	dir, owned, err := persistentVolumeDir(&pv)
+	if err != nil {
+		return m, "", fmt.Errorf("persistentvolumeclaim %q: persistentvolume %q: %w", src.ClaimName, pv.Name, err)
+	}
+	return claimMount{dir: dir, readOnly: src.ReadOnly, owned: owned}, "", nil
+}
+
+// persistentVolumeDir is the directory of this machine a persistent volume
+// is: a hostPath's path, made when its type is DirectoryOrCreate as the
+// kubelet makes it (knit dev's own volumes are, so a directory removed by
+// hand comes back empty rather than failing every replica), or a local
+// volume's. owned: see claimMount.
+func persistentVolumeDir(pv *corev1.PersistentVolume) (dir string, owned bool, err error) {
+	switch s := pv.Spec.PersistentVolumeSource; {
+	case s.HostPath != nil:
+		dir, owned = s.HostPath.Path, provisionedByKnit(pv)
+		if ptr.Deref(s.HostPath.Type, corev1.HostPathUnset) == corev1.HostPathDirectoryOrCreate {
+			mode, parents := os.FileMode(0o755), os.FileMode(0o755)
+			if owned {
+				mode, parents = claimDirMode, 0o700
+			}
+			if err := makeDir(dir, mode, parents); err != nil {
+				return "", false, err
+			}
+		}
+	case s.Local != nil:
+		dir, owned = s.Local.Path, true
+	default:
+		return "", false, errors.New("knit dev mounts hostPath and local persistent volumes only: directories of this machine")
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return "", false, fmt.Errorf("hostPath type check failed: %s is not a directory", dir)
+	}
+	return dir, owned, nil
+}
+
+// makeDir makes dir with exactly mode (not masked by the umask), and its
+// missing parents with parents, when it is missing; one that exists is
+// left as it is, as its users changed it.
+func makeDir(dir string, mode, parents os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(dir), parents); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, mode); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil
+		}
+		return err
+	}
+	return os.Chmod(dir, mode)
+}
+
+// ownClaim gives a claim's directory to the pod's fsGroup as the kubelet
+// gives a volume that manages its ownership, when knit dev may (root) and
+// should: not a read-only volume, which the kubelet leaves as it is, and,
+// under fsGroupChangePolicy OnRootMismatch, not when the directory itself
+// already is the group's.
+func (r *replica) ownClaim(m claimMount) error {
+	sc := r.spec.SecurityContext
+	if !m.owned || m.readOnly || sc == nil || sc.FSGroup == nil || os.Geteuid() != 0 {
+		return nil
+	}
+	gid := uint32(*sc.FSGroup)
+	if ptr.Deref(sc.FSGroupChangePolicy, corev1.FSGroupChangeAlways) == corev1.FSGroupChangeOnRootMismatch && ownedByGroup(m.dir, gid) {
+		return nil
+	}
+	if err := setVolumeOwnership(m.dir, gid, false); err != nil {
+		return fmt.Errorf("fsGroup %d: %w", gid, err)
+	}
+	return nil
+}
+
+// ownedByGroup reports a directory that setVolumeOwnership already gave to
+// gid: group-owned, group read and write, setgid — the kubelet's test for
+// OnRootMismatch.
+func ownedByGroup(dir string, gid uint32) bool {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Gid == gid && fi.Mode()&0o060 == 0o060 && fi.Mode()&fs.ModeSetgid != 0
+}
