@@ -128,13 +128,29 @@ func (k *KPA) scrapeRevision(ctx context.Context, key types.NamespacedName) (con
 			if err != nil {
 				return // a replica starting or stopping; the next tick catches up
 			}
+			c, r := ownLoad(st)
 			mu.Lock()
-			concurrency += st.AverageConcurrentRequests
-			rps += st.RequestsPerSecond
+			concurrency += c
+			rps += r
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
+	return concurrency, rps
+}
+
+// ownLoad is a replica's load without what came through the activator,
+// as Knative's collector counts it: the activator reports the requests it
+// holds, waiting or proxied, itself (ActivatorLoad), so a proxied request
+// counted here too would count twice, and the autoscaler would ask for
+// more pods than the load needs whenever the activator stays in the path
+// (long gRPC streams behind a small target burst capacity).
+func ownLoad(st queue.Stat) (concurrency, rps float64) {
+	concurrency = max(st.AverageConcurrentRequests-st.AverageProxiedConcurrentRequests, 0)
+	rps = st.RequestsPerSecond
+	if st.RequestCount > 0 {
+		rps *= max(st.RequestCount-st.ProxiedRequestCount, 0) / st.RequestCount
+	}
 	return concurrency, rps
 }
 

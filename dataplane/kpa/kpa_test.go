@@ -212,3 +212,52 @@ func TestTickWakesOnlyOnANewDecision(t *testing.T) {
 		t.Errorf("woken at ticks 1-8: %v; want the first, and none of the last three", woken)
 	}
 }
+
+// While the activator is in the path it reports the requests it holds,
+// proxied ones included, and the queue-proxies report the same requests
+// as proxied: Knative's collector counts them once. Three replicas each
+// holding 10 requests that all came through the activator, which reports
+// 30: still 30 in flight, so ceil(30 / 7) = 5 pods, not 9.
+func TestProxiedLoadCountsOnce(t *testing.T) {
+	clock := start
+	proxied := func() int32 {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_ = json.NewEncoder(w).Encode(queue.Stat{AverageConcurrentRequests: 10, AverageProxiedConcurrentRequests: 10,
+				RequestCount: 5, ProxiedRequestCount: 5, RequestsPerSecond: 5, WindowSeconds: 1})
+		}))
+		t.Cleanup(srv.Close)
+		return int32(srv.Listener.Addr().(*net.TCPAddr).Port)
+	}
+	k := newKPA(t, &clock, proxied(), proxied(), proxied())
+	pa := newPA(map[string]string{"autoscaling.knative.dev/target": "10"})
+	rev := types.NamespacedName{Namespace: "default", Name: "hello-00001"}
+	ctx := context.Background()
+	rec := k.Recommend(ctx, pa, 3, 3)
+	for i := 0; i < 5; i++ {
+		clock = clock.Add(2 * time.Second)
+		k.ActivatorLoad(rev, 30, 15)
+		k.tick(ctx)
+		rec = k.Recommend(ctx, pa, 3, 3)
+	}
+	if rec.DesiredScale != 5 {
+		t.Errorf("desired scale = %d, want 5: 30 requests through the activator are 30, not 60", rec.DesiredScale)
+	}
+}
+
+func TestOwnLoad(t *testing.T) {
+	tests := []struct {
+		name      string
+		st        queue.Stat
+		wantC, wR float64
+	}{
+		{"direct", queue.Stat{AverageConcurrentRequests: 4, RequestCount: 10, RequestsPerSecond: 5}, 4, 5},
+		{"half proxied", queue.Stat{AverageConcurrentRequests: 4, AverageProxiedConcurrentRequests: 2, RequestCount: 10, ProxiedRequestCount: 5, RequestsPerSecond: 5}, 2, 2.5},
+		{"all proxied", queue.Stat{AverageConcurrentRequests: 4, AverageProxiedConcurrentRequests: 4, RequestCount: 10, ProxiedRequestCount: 10, RequestsPerSecond: 5}, 0, 0},
+		{"rounding never negative", queue.Stat{AverageConcurrentRequests: 1, AverageProxiedConcurrentRequests: 1.0000001}, 0, 0},
+	}
+	for _, tc := range tests {
+		if c, r := ownLoad(tc.st); c != tc.wantC || r != tc.wR {
+			t.Errorf("%s: ownLoad = %v, %v; want %v, %v", tc.name, c, r, tc.wantC, tc.wR)
+		}
+	}
+}
