@@ -16,6 +16,7 @@ import (
 	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/controllers/announce"
 	"github.com/knitops/knit/controllers/configuration"
+	"github.com/knitops/knit/controllers/endpoints"
 	"github.com/knitops/knit/controllers/gc"
 	"github.com/knitops/knit/controllers/gitrepository"
 	"github.com/knitops/knit/controllers/pullrequest"
@@ -33,6 +34,14 @@ import (
 // ActivatorService is where the activators' endpoints are published in
 // both modes: the EndpointSlices of knit-system/knit-activator.
 var ActivatorService = serverlessservice.Activator{Namespace: config.SystemNamespace, Service: "knit-activator"}
+
+// KnativeActivatorService is the activators' Service under Knative's name
+// (networking.ActivatorServiceName), beside ActivatorService, for the
+// tools that look for it there; knit's components read ActivatorService.
+// On a cluster the chart installs it with the activators' selector; in
+// knit dev, where ActivatorService has none, the endpoints package keeps
+// it as an alias of ActivatorService.
+const KnativeActivatorService = "activator-service"
 
 // ControlPlaneOptions are what differs between knit dev and a cluster in
 // the reconcilers' output: URLs, the queue-proxy, where Git lives.
@@ -124,6 +133,10 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 				RegistryTransport: opts.RegistryTransport})
 		}},
 		{"serverlessservice", func() error { return serverlessservice.SetupWithManager(mgr, ActivatorService) }},
+		{"endpoints", func() error {
+			return endpoints.SetupWithManager(mgr, endpoints.Alias{Namespace: ActivatorService.Namespace,
+				Source: ActivatorService.Service, Name: KnativeActivatorService})
+		}},
 		{"route", func() error { return route.SetupWithManager(mgr, opts.Store, opts.URLPort) }},
 		{"revision-gc", func() error { return gc.SetupWithManager(mgr, opts.Store) }},
 		{"gitrepository", func() error {
