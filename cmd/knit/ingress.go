@@ -5,6 +5,7 @@ import (
 	"flag"
 	"io"
 
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
 	"github.com/knitops/knit/dataplane/forward"
@@ -14,8 +15,9 @@ import (
 
 // runIngress is `knit ingress`: the cluster's entry point. It routes by
 // Host to each Route's revisions with its traffic split and tags, reading
-// Routes and EndpointSlices from the API. Every replica serves; SIGTERM
-// drains (see --drain-quiet-period) before it stops.
+// Routes and EndpointSlices from the API, and config-features for
+// tag-header-based-routing. Every replica serves; SIGTERM drains (see
+// --drain-quiet-period) before it stops.
 func runIngress(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs := flag.NewFlagSet("knit ingress", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -31,7 +33,8 @@ func runIngress(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := f.newManager("", nil)
+	// Its one ConfigMap is config-features, the one its Role grants.
+	mgr, err := f.newManager("", func(o *ctrl.Options) { ingress.RestrictCache(&o.Cache) })
 	if err != nil {
 		return err
 	}

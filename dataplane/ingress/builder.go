@@ -4,37 +4,82 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/internal/endpointslices"
 )
 
-// tableBuilder rebuilds the router's table from the cache whenever a Route
-// or EndpointSlice changes. Every event maps to the same key, so a burst of
-// changes costs one rebuild.
+// tableBuilder rebuilds the router's table from the cache whenever a Route,
+// an EndpointSlice or config-features changes. Every event maps to the
+// same key, so a burst of changes costs one rebuild, and the workqueue
+// never hands one key to two workers at once: the fields below are the
+// one running Reconcile's.
 type tableBuilder struct {
 	client client.Reader
 	router *Router
+
+	// opts are the Options of config-features at featuresVersion, its
+	// resourceVersion ("" while it does not exist). The ConfigMap is
+	// parsed once per version: a version the parser refuses is logged
+	// once and leaves opts as they were, whatever rebuilds follow.
+	opts            Options
+	featuresVersion string
 }
 
 var tableKey = reconcile.Request{}
 
+// featuresKey is the one ConfigMap the ingress reads.
+var featuresKey = types.NamespacedName{Namespace: config.SystemNamespace, Name: config.FeaturesConfigName}
+
 // SetupWithManager feeds the router from the manager's cache; the same
-// code serves knit dev and a cluster's ingress Deployment.
+// code serves knit dev and a cluster's ingress Deployment. A cluster's
+// ingress narrows its cache of ConfigMaps with RestrictCache.
 func SetupWithManager(mgr ctrl.Manager, router *Router) error {
 	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{tableKey}
+	})
+	features := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetNamespace() == featuresKey.Namespace && o.GetName() == featuresKey.Name
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("ingress-table").
 		Watches(&servingv1.Route{}, all).
 		Watches(&discoveryv1.EndpointSlice{}, all).
+		Watches(&corev1.ConfigMap{}, all, builder.WithPredicates(features)).
 		Complete(&tableBuilder{client: mgr.GetClient(), router: router})
+}
+
+// RestrictCache narrows a cache's ConfigMaps to config-features in
+// knit-system, replacing whatever o said of ConfigMaps (two entries for
+// one kind would leave the cache to pick either). The ingress faces the
+// Internet and needs no other ConfigMap: its Role grants this one alone
+// (charts/knit/templates/ingress/rbac.yaml), and the API server checks a
+// list or watch against a rule's resourceNames only when it selects
+// metadata.name, as the cache then does.
+func RestrictCache(o *cache.Options) {
+	byObject := make(map[client.Object]cache.ByObject, len(o.ByObject)+1)
+	for obj, by := range o.ByObject {
+		if _, ok := obj.(*corev1.ConfigMap); !ok {
+			byObject[obj] = by
+		}
+	}
+	byObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: map[string]cache.Config{
+		featuresKey.Namespace: {FieldSelector: fields.OneTermEqualSelector("metadata.name", featuresKey.Name)},
+	}}
+	o.ByObject = byObject
 }
 
 // Reconcile reads every Route and EndpointSlice straight from the cache,
@@ -51,7 +96,36 @@ func (b *tableBuilder) Reconcile(ctx context.Context, _ reconcile.Request) (reco
 	if err := b.client.List(ctx, slices, client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, fmt.Errorf("list EndpointSlices: %w", err)
 	}
+	// A failed read of config-features still rebuilds, with the Options
+	// it had: a Route's change must not wait on it. The error retries.
+	err := b.readFeatures(ctx)
 	// Trusted logs the slices Build leaves out, once each.
-	b.router.Update(Build(routes.Items, endpointslices.Trusted(ctx, slices.Items)))
-	return reconcile.Result{}, nil
+	b.router.Update(b.opts.Build(routes.Items, endpointslices.Trusted(ctx, slices.Items)))
+	return reconcile.Result{}, err
+}
+
+// readFeatures brings b.opts up to date with config-features; a missing
+// ConfigMap is Knative's defaults.
+func (b *tableBuilder) readFeatures(ctx context.Context) error {
+	cm := &corev1.ConfigMap{}
+	// Uncopied, as above: ParseFeatures only reads the data.
+	err := b.client.Get(ctx, featuresKey, cm, client.UnsafeDisableDeepCopy)
+	switch {
+	case apierrors.IsNotFound(err):
+		b.opts, b.featuresVersion = Options{}, ""
+		return nil
+	case err != nil:
+		return fmt.Errorf("get ConfigMap %s: %w", featuresKey, err)
+	case cm.ResourceVersion == b.featuresVersion:
+		return nil
+	}
+	b.featuresVersion = cm.ResourceVersion
+	f, err := config.ParseFeatures(cm.Data)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Ignoring invalid ConfigMap; the ingress keeps its previous features",
+			"configmap", featuresKey, "resourceVersion", cm.ResourceVersion, "tagHeaderRouting", b.opts.TagHeaderRouting)
+		return nil
+	}
+	b.opts = OptionsFrom(f)
+	return nil
 }

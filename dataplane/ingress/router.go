@@ -56,9 +56,12 @@ func (r *Router) Update(t *Table) {
 // answers every host as the Routes say.
 func (r *Router) Loaded() <-chan struct{} { return r.loaded }
 
-type backendKey struct{}
+// targetKey holds, in a routed request's context, the *target it was
+// routed to.
+type targetKey struct{}
 
-// ServeHTTP routes by Host: unknown → 404, no endpoints → 503, else the
+// ServeHTTP routes by Host (and, with tag-header routing on, by
+// TagHeader: Table.route): unknown → 404, no endpoints → 503, else the
 // picked Revision's next endpoint. Before the first table it waits for it
 // (503 if the client gives up first).
 func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -72,17 +75,17 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 	}
-	e := r.table.Load().lookup(req.Host)
+	e := r.table.Load().route(req)
 	if e == nil {
 		http.Error(w, fmt.Sprintf("knit: no route for host %q", req.Host), http.StatusNotFound)
 		return
 	}
-	b := e.pick()
-	if b == nil {
+	tg := e.pick()
+	if tg == nil {
 		http.Error(w, fmt.Sprintf("knit: route %s has no revision with traffic", e.route), http.StatusServiceUnavailable)
 		return
 	}
-	req = req.WithContext(context.WithValue(req.Context(), backendKey{}, b))
+	req = req.WithContext(context.WithValue(req.Context(), targetKey{}, tg))
 	req.URL.Scheme = "http"
 	r.proxy.ServeHTTP(w, req)
 }
@@ -96,20 +99,26 @@ const (
 
 // rewrite applies the edge's forwarding rules (forward.SetEdge: a
 // client's internal headers dropped, the forwarding headers this hop's
-// view) and then names the Revision for the hops behind.
+// view) and then names the Revision for the hops behind, and sets the
+// header of the way the request came (DefaultRouteHeader, TagHeader),
+// replacing a client's, as Knative's ingresses set their appended
+// headers.
 func rewrite(pr *httputil.ProxyRequest) {
 	forward.SetEdge(pr.Out, pr.In)
-	if b, ok := pr.In.Context().Value(backendKey{}).(*backend); ok {
-		pr.Out.Header[RevisionHeader] = []string{b.name}
-		pr.Out.Header[NamespaceHeader] = []string{b.namespace}
-		b.sign(pr.Out.Header)
+	if tg, ok := pr.In.Context().Value(targetKey{}).(*target); ok {
+		pr.Out.Header[RevisionHeader] = []string{tg.name}
+		pr.Out.Header[NamespaceHeader] = []string{tg.namespace}
+		if tg.header != "" {
+			pr.Out.Header[tg.header] = tg.value
+		}
+		tg.sign(pr.Out.Header)
 	}
 }
 
 func proxyError(w http.ResponseWriter, req *http.Request, err error) {
 	rev := "?"
-	if b, ok := req.Context().Value(backendKey{}).(*backend); ok {
-		rev = b.revision
+	if tg, ok := req.Context().Value(targetKey{}).(*target); ok {
+		rev = tg.revision
 	}
 	http.Error(w, fmt.Sprintf("knit: revision %s unreachable: %v", rev, err), http.StatusBadGateway)
 }

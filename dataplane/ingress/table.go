@@ -2,6 +2,7 @@ package ingress
 
 import (
 	"net"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/internal/endpointslices"
 	"github.com/knitops/knit/internal/hopauth"
 )
@@ -24,9 +26,24 @@ type Table struct {
 // entry is one host: the Revisions behind it and the pick cycle.
 type entry struct {
 	route    string // namespace/name, for errors and logs
-	backends []*backend
+	targets  []*target
 	schedule []uint16
 	next     atomic.Uint64
+	// tags are a Route's tagged targets by tag, on the entry of its main
+	// host, for requests naming one in TagHeader (Table.route). nil unless
+	// tag-header routing is on and the Route has tags: the request path
+	// then reads no header.
+	tags map[string]*entry
+}
+
+// target is a backend as one entry reaches it: requests the entry routes
+// there carry header: value (none when header is ""). The value slice is
+// set as is on every such request, never appended to in place (its
+// capacity is its length, so an append copies).
+type target struct {
+	*backend
+	header string
+	value  []string
 }
 
 // backend is one Revision's public endpoints ("host:port").
@@ -40,13 +57,58 @@ type backend struct {
 	sig  atomic.Pointer[routeSig]
 }
 
+// The headers of Knative's tag-header-based-routing, its names.
+const (
+	// TagHeader on a request to a Route's main host names the tag whose
+	// target serves it; the ingress sets it on requests through a tag's
+	// own host, so the app and the queue-proxy see the tag whichever way
+	// the request named it.
+	TagHeader = "Knative-Serving-Tag"
+	// DefaultRouteHeader is "true" on requests the Route's split served.
+	// Beside a TagHeader it says the tag named none of the Route's
+	// targets (Knative's queue-proxy counts such requests as UNDEFINED).
+	DefaultRouteHeader = "Knative-Serving-Default-Route"
+)
+
+// Options are what the table takes from config-features. The zero
+// Options are Knative's defaults.
+type Options struct {
+	// TagHeaderRouting is tag-header-based-routing: a request to a
+	// Route's main host naming one of its tags in TagHeader goes to that
+	// tag's Revision, whatever its percent, and the ingress sets
+	// DefaultRouteHeader and TagHeader on the requests it routes by split
+	// and by tag host.
+	TagHeaderRouting bool
+}
+
+// OptionsFrom reads Options from config-features. Knative routes by the
+// tag header only when its flag is Enabled; Allowed, which elsewhere lets
+// a Service opt in by annotation, leaves it off (no Service can opt in to
+// a Route's ingress).
+func OptionsFrom(f *config.Features) Options {
+	return Options{TagHeaderRouting: f.TagHeaderBasedRouting == config.FeatureEnabled}
+}
+
+// Build is Options{}.Build: the table with Knative's default features.
+func Build(routes []servingv1.Route, slices []discoveryv1.EndpointSlice) *Table {
+	return Options{}.Build(routes, slices)
+}
+
+// defaultRoute is DefaultRouteHeader's one value, shared by every request.
+var defaultRoute = []string{"true"}
+
 // Build computes the table from Routes (their resolved status.traffic and
 // URLs) and the public EndpointSlices, which the SKS points at replicas or
 // activators. Routes that are cluster-local stay off the table, and so do
 // slices endpointslices.Check refuses (not written by the SKS or
 // Kubernetes, or naming hosts rather than IP addresses): the ingress
 // proxies only to addresses knit itself published.
-func Build(routes []servingv1.Route, slices []discoveryv1.EndpointSlice) *Table {
+//
+// Each tagged target gets one entry, routed to whole, which its own host
+// and (with TagHeaderRouting) the main host's tag map share: Knative's
+// ingress matches the tag header on the main host only, and routes it to
+// the tag's target at 100% whatever its percent in the split.
+func (o Options) Build(routes []servingv1.Route, slices []discoveryv1.EndpointSlice) *Table {
 	eps := endpointsByService(slices)
 	t := &Table{hosts: map[string]*entry{}, revisions: map[string]*backend{}}
 	for i := range routes {
@@ -54,24 +116,54 @@ func Build(routes []servingv1.Route, slices []discoveryv1.EndpointSlice) *Table 
 		if rt.Labels[servingv1.VisibilityLabelKey] == "cluster-local" || len(rt.Status.Traffic) == 0 {
 			continue
 		}
-		key := rt.Namespace + "/" + rt.Name
-		var backends []*backend
+		main := &entry{route: rt.Namespace + "/" + rt.Name}
 		var percents []int64
 		for _, tt := range rt.Status.Traffic {
 			b := t.backend(rt.Namespace+"/"+tt.RevisionName, eps)
 			if tt.Percent != nil && *tt.Percent > 0 {
-				backends = append(backends, b)
+				main.targets = append(main.targets, o.splitTarget(b))
 				percents = append(percents, *tt.Percent)
 			}
-			if host := hostOf(tt.URL); host != "" {
-				t.hosts[host] = &entry{route: key, backends: []*backend{b}, schedule: []uint16{0}}
+			host := hostOf(tt.URL)
+			tagged := o.TagHeaderRouting && tt.Tag != ""
+			if host == "" && !tagged {
+				continue
+			}
+			e := &entry{route: main.route, targets: []*target{o.tagTarget(b, tt.Tag)}, schedule: []uint16{0}}
+			if host != "" {
+				t.hosts[host] = e
+			}
+			if tagged {
+				if main.tags == nil {
+					main.tags = map[string]*entry{}
+				}
+				main.tags[tt.Tag] = e
 			}
 		}
-		if host := hostOf(rt.Status.URL); host != "" && len(backends) > 0 {
-			t.hosts[host] = &entry{route: key, backends: backends, schedule: buildSchedule(percents)}
+		if host := hostOf(rt.Status.URL); host != "" && len(main.targets) > 0 {
+			main.schedule = buildSchedule(percents)
+			t.hosts[host] = main
 		}
 	}
 	return t
+}
+
+// splitTarget is b as a Route's split reaches it.
+func (o Options) splitTarget(b *backend) *target {
+	if !o.TagHeaderRouting {
+		return &target{backend: b}
+	}
+	return &target{backend: b, header: DefaultRouteHeader, value: defaultRoute}
+}
+
+// tagTarget is b as its tag reaches it, by tag host or tag header. A
+// request routed by the header already carries TagHeader: tag, the one
+// value that matched, so setting it again changes nothing.
+func (o Options) tagTarget(b *backend, tag string) *target {
+	if !o.TagHeaderRouting || tag == "" {
+		return &target{backend: b}
+	}
+	return &target{backend: b, header: TagHeader, value: []string{tag}}
 }
 
 // inherit carries the pick positions of old over to t for every host whose
@@ -88,11 +180,11 @@ func (t *Table) inherit(old *Table) {
 }
 
 func (e *entry) sameSplit(o *entry) bool {
-	if !slices.Equal(e.schedule, o.schedule) || len(e.backends) != len(o.backends) {
+	if !slices.Equal(e.schedule, o.schedule) || len(e.targets) != len(o.targets) {
 		return false
 	}
-	for i := range e.backends {
-		if e.backends[i].revision != o.backends[i].revision {
+	for i := range e.targets {
+		if e.targets[i].revision != o.targets[i].revision {
 			return false
 		}
 	}
@@ -158,22 +250,45 @@ func hostOf(u string) string {
 	return strings.ToLower(parsed.Hostname())
 }
 
-// lookup finds the entry for a request's Host header.
+// lookup finds the entry for a request's Host header. Only a Host with a
+// port (a colon after any IPv6 bracket) is split: SplitHostPort refuses
+// one without, which leaves it as is, but allocates its error, and most
+// clients omit the default port.
 func (t *Table) lookup(hostport string) *entry {
 	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
+	if strings.LastIndexByte(hostport, ':') > strings.LastIndexByte(hostport, ']') {
+		if h, _, err := net.SplitHostPort(hostport); err == nil {
+			host = h
+		}
 	}
 	return t.hosts[strings.ToLower(host)]
 }
 
-// pick chooses the backend for the next request of this host.
-func (e *entry) pick() *backend {
+// route finds the entry a request takes: its host's, or, on a Route's
+// main host with tag-header routing on, the tagged target TagHeader
+// names. A tag the Route does not have, or several TagHeader values, take
+// the split, as in Knative: its ingress matches one exact value per tag
+// and sends the rest down the default path.
+func (t *Table) route(req *http.Request) *entry {
+	e := t.lookup(req.Host)
+	if e == nil || e.tags == nil {
+		return e
+	}
+	if v := req.Header[TagHeader]; len(v) == 1 {
+		if tagged := e.tags[v[0]]; tagged != nil {
+			return tagged
+		}
+	}
+	return e
+}
+
+// pick chooses the target for the next request of this host.
+func (e *entry) pick() *target {
 	if len(e.schedule) == 0 {
 		return nil
 	}
 	n := e.next.Add(1) - 1
-	return e.backends[e.schedule[n%uint64(len(e.schedule))]]
+	return e.targets[e.schedule[n%uint64(len(e.schedule))]]
 }
 
 // addr chooses the next endpoint of a backend, round robin; "" if none.

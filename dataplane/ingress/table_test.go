@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/internal/hopauth"
 )
 
@@ -135,6 +136,101 @@ func TestRouterSignsTheRevision(t *testing.T) {
 			t.Errorf("signing router: %s = %q, want a signature of default/hello-00001", hopauth.RouteHeader, sig)
 		case !signed && sig != "":
 			t.Errorf("router without keys passed the client's %s on", hopauth.RouteHeader)
+		}
+	}
+}
+
+// hello is a Route with a tag at 0% (old, on hello-1) beside its 100%
+// target (hello-2), as Knative's tag-header e2e test sets it up.
+func hello() []servingv1.Route {
+	return []servingv1.Route{route("hello", nil, "http://hello.default.localhost",
+		servingv1.TrafficTarget{RevisionName: "hello-1", Percent: ptr.To[int64](0), Tag: "old", URL: "http://old-hello.default.localhost"},
+		servingv1.TrafficTarget{RevisionName: "hello-2", Percent: ptr.To[int64](100)})}
+}
+
+// routed is where a table sends a request, and the header it sets.
+type routed struct {
+	Revision string
+	Header   string
+	Value    []string
+}
+
+func routeOf(tbl *Table, host string, tags ...string) routed {
+	req := httptest.NewRequest(http.MethodGet, "http://"+host+"/", nil)
+	for _, tag := range tags {
+		req.Header.Add(TagHeader, tag)
+	}
+	e := tbl.route(req)
+	if e == nil {
+		return routed{Revision: "no entry"}
+	}
+	tg := e.pick()
+	return routed{Revision: tg.revision, Header: tg.header, Value: tg.value}
+}
+
+// With tag-header-based-routing on, a request to the main host naming a
+// tag goes to the tag's Revision, though its percent is 0; a tag the
+// Route does not have (or several tags) takes the split, which marks its
+// requests Knative-Serving-Default-Route: true; a tag's own host marks
+// its requests with the tag and pays the header no heed. Off, the header
+// changes nothing and the table sets none.
+func TestBuildTagHeaderRouting(t *testing.T) {
+	split := routed{Revision: "default/hello-2"}
+	tagged := routed{Revision: "default/hello-1"}
+	splitOn := routed{Revision: "default/hello-2", Header: DefaultRouteHeader, Value: []string{"true"}}
+	taggedOn := routed{Revision: "default/hello-1", Header: TagHeader, Value: []string{"old"}}
+	for _, tc := range []struct {
+		name    string
+		host    string
+		tags    []string
+		off, on routed
+	}{
+		{name: "main host, no tag", host: "hello.default.localhost", off: split, on: splitOn},
+		{name: "main host, a tag at 0%", host: "hello.default.localhost:8080", tags: []string{"old"}, off: split, on: taggedOn},
+		{name: "main host, an unknown tag", host: "hello.default.localhost", tags: []string{"nope"}, off: split, on: splitOn},
+		{name: "main host, a tag in another case", host: "hello.default.localhost", tags: []string{"OLD"}, off: split, on: splitOn},
+		{name: "main host, two tags", host: "hello.default.localhost", tags: []string{"old", "old"}, off: split, on: splitOn},
+		{name: "tag host", host: "old-hello.default.localhost", off: tagged, on: taggedOn},
+		{name: "tag host, another tag", host: "old-hello.default.localhost", tags: []string{"nope"}, off: tagged, on: taggedOn},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.off, routeOf(Build(hello(), nil), tc.host, tc.tags...)); diff != "" {
+				t.Errorf("tag-header routing off (-want +got):\n%s", diff)
+			}
+			on := Options{TagHeaderRouting: true}.Build(hello(), nil)
+			if diff := cmp.Diff(tc.on, routeOf(on, tc.host, tc.tags...)); diff != "" {
+				t.Errorf("tag-header routing on (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Knative routes by the tag header only when its flag is Enabled.
+func TestOptionsFrom(t *testing.T) {
+	for value, want := range map[string]bool{"": false, "Disabled": false, "Allowed": false, "Enabled": true, "enabled": true} {
+		f, err := config.ParseFeatures(map[string]string{"tag-header-based-routing": value})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := OptionsFrom(f).TagHeaderRouting; got != want {
+			t.Errorf("tag-header-based-routing: %q routes by the header: %v, want %v", value, got, want)
+		}
+	}
+}
+
+// A Host is matched without its port and case, IPv6 literals included.
+func TestLookupHostForms(t *testing.T) {
+	tbl := &Table{hosts: map[string]*entry{"hello.default.localhost": {route: "name"}, "::1": {route: "ipv6"}, "[::1]": {route: "bracketed"}}}
+	for host, want := range map[string]string{
+		"hello.default.localhost": "name", "hello.default.localhost:8080": "name", "HELLO.default.localhost:80": "name",
+		"[::1]:8080": "ipv6", "[::1]": "bracketed", "a:b:c": "", "hello.default.localhost:": "name",
+	} {
+		got := ""
+		if e := tbl.lookup(host); e != nil {
+			got = e.route
+		}
+		if got != want {
+			t.Errorf("lookup(%q) = %q, want %q", host, got, want)
 		}
 	}
 }

@@ -27,7 +27,7 @@ var errNoEndpoints = errors.New("no ready endpoints")
 
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	rev := ""
-	routed, _ := req.Context().Value(backendKey{}).(*backend)
+	routed, _ := req.Context().Value(targetKey{}).(*target)
 	if routed != nil {
 		rev = routed.revision
 	}

@@ -34,8 +34,8 @@ func TestRetryTransportOutlivesATableSwap(t *testing.T) {
 			var table atomic.Pointer[Table]
 			table.Store(tc.table)
 			rt := &retryTransport{next: http.DefaultTransport, table: &table}
-			routed := &backend{revision: "ns/rev-00002", addrs: []string{addr(old)}}
-			req, err := http.NewRequestWithContext(context.WithValue(context.Background(), backendKey{}, routed), http.MethodGet, "http://placeholder/", nil)
+			routed := &target{backend: &backend{revision: "ns/rev-00002", addrs: []string{addr(old)}}}
+			req, err := http.NewRequestWithContext(context.WithValue(context.Background(), targetKey{}, routed), http.MethodGet, "http://placeholder/", nil)
 			if err != nil {
 				t.Fatal(err)
 			}

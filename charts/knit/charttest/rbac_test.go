@@ -92,6 +92,7 @@ var needs = map[string][]request{
 		each([]string{"get", "list", "watch", "create", "update"}, request{resource: "services", ns: userNS, why: "sks.go:76 owned.Ensure"}),
 		each([]string{"get", "list", "watch", "create", "update", "delete"}, request{group: "discovery.k8s.io", resource: "endpointslices", ns: userNS, why: "sks.go:88,112,124,135"}),
 		each(read, request{group: "discovery.k8s.io", resource: "endpointslices", ns: "knit-system", why: "sks.go:88 the activators' slices"}),
+		each([]string{"get", "create", "update"}, request{resource: "endpoints", ns: userNS, why: "endpoints/endpoints.go:47,53,69 the public Services' Endpoints"}),
 		each(read, request{group: "knit.dev", resource: "gitrepositories", ns: userNS, why: "gitrepository/controller.go:60"}),
 		each(read, request{group: "knit.dev", resource: "pullrequests", ns: userNS, why: "gitrepository.go:104"}),
 		each(read, request{group: "knit.dev", resource: "eventsinks", ns: userNS, why: "announce/sinks.go:45"}),
@@ -145,8 +146,11 @@ var needs = map[string][]request{
 		each(read, request{group: "discovery.k8s.io", resource: "endpointslices", ns: userNS, why: "dataplane/activator/endpoints.go:45,98"}),
 	),
 	"ingress": concat(
-		each(read, request{group: "serving.knative.dev", resource: "routes", ns: userNS, why: "dataplane/ingress/builder.go:32,41"}),
-		each(read, request{group: "discovery.k8s.io", resource: "endpointslices", ns: userNS, why: "dataplane/ingress/builder.go:32,45"}),
+		each(read, request{group: "serving.knative.dev", resource: "routes", ns: userNS, why: "dataplane/ingress/builder.go SetupWithManager, Reconcile"}),
+		each(read, request{group: "discovery.k8s.io", resource: "endpointslices", ns: userNS, why: "dataplane/ingress/builder.go SetupWithManager, Reconcile"}),
+		// A list or watch selecting metadata.name is authorized as a
+		// request for that name: ingress.RestrictCache's.
+		each(read, request{resource: "configmaps", ns: "knit-system", name: "config-features", why: "dataplane/ingress/builder.go readFeatures: tag-header-based-routing"}),
 	),
 	"gitserver": concat(
 		each([]string{"get", "list", "watch", "create", "patch"}, request{group: "knit.dev", resource: "gitrepositories", ns: userNS, why: "gitsync/hub: ensureRepository, RequestSync, webhookSecret"}),
@@ -194,6 +198,8 @@ var refused = map[string][]request{
 		{verb: "patch", group: "admissionregistration.k8s.io", resource: "validatingwebhookconfigurations", name: "someone-elses", why: "only knit's configurations"},
 		{verb: "update", group: "coordination.k8s.io", resource: "leases", ns: "knit-system", name: "knit-autoscaler", why: "the autoscaler's lease"},
 		{verb: "get", resource: "pods", ns: userNS, why: "pods are read through the revision controller's cache alone"},
+		{verb: "list", resource: "endpoints", ns: userNS, why: "Endpoints are read one by one, uncached"},
+		{verb: "delete", resource: "endpoints", ns: userNS, why: "garbage collection deletes a Service's Endpoints"},
 		{verb: "delete", resource: "pods", ns: userNS, why: "the controller creates pods as dry runs alone"},
 		{verb: "create", group: "knit.dev", resource: "gitrepositories", ns: userNS, why: "users and the gitserver create them"},
 		{verb: "impersonate", resource: "users", name: "admin", why: "it impersonates service accounts only"},
@@ -220,6 +226,11 @@ var refused = map[string][]request{
 		{verb: "list", group: "serving.knative.dev", resource: "revisions", ns: userNS, why: "routes only"},
 		{verb: "create", group: "discovery.k8s.io", resource: "endpointslices", ns: userNS, why: "read only"},
 		{verb: "get", resource: "secrets", ns: userNS, why: "no secrets"},
+		{verb: "list", resource: "configmaps", ns: "knit-system", why: "config-features alone, listed by name"},
+		{verb: "watch", resource: "configmaps", ns: "knit-system", why: "config-features alone, watched by name"},
+		{verb: "get", resource: "configmaps", ns: "knit-system", name: "config-network", why: "config-features alone"},
+		{verb: "update", resource: "configmaps", ns: "knit-system", name: "config-features", why: "read only"},
+		{verb: "list", resource: "configmaps", ns: userNS, why: "config lives in knit-system only"},
 	},
 	"gitserver": {
 		{verb: "list", resource: "secrets", ns: userNS, why: "one Secret per delivery, uncached"},
