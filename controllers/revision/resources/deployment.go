@@ -118,10 +118,11 @@ func podLabels(rev *servingv1.Revision) map[string]string {
 	return labels
 }
 
-// pinnedDigest is the digest the Revision pinned container name's image
-// to (status.containerStatuses), "" when it runs the image as written.
-func pinnedDigest(rev *servingv1.Revision, name string) string {
-	for _, cs := range rev.Status.ContainerStatuses {
+// pinnedDigest is the digest the Revision pinned a container named name
+// to (one of statuses: status.containerStatuses or
+// initContainerStatuses), "" when it runs the image as written.
+func pinnedDigest(statuses []servingv1.ContainerStatus, name string) string {
+	for _, cs := range statuses {
 		if cs.Name == name {
 			return cs.ImageDigest
 		}
@@ -129,14 +130,17 @@ func pinnedDigest(rev *servingv1.Revision, name string) string {
 	return ""
 }
 
-// pinnedInitDigest is pinnedDigest for an init container.
-func pinnedInitDigest(rev *servingv1.Revision, name string) string {
-	for _, cs := range rev.Status.InitContainerStatuses {
-		if cs.Name == name {
-			return cs.ImageDigest
-		}
+// runnable is a copy of c as the pod runs it: the digest pinned in
+// statuses, and IfNotPresent unless c names a pull policy.
+func runnable(c corev1.Container, statuses []servingv1.ContainerStatus) corev1.Container {
+	c = *c.DeepCopy()
+	if d := pinnedDigest(statuses, c.Name); d != "" {
+		c.Image = d
 	}
-	return ""
+	if c.ImagePullPolicy == "" {
+		c.ImagePullPolicy = corev1.PullIfNotPresent
+	}
+	return c
 }
 
 // makePodSpec is the Revision's pod. A container runs the digest its
@@ -149,13 +153,7 @@ func makePodSpec(rev *servingv1.Revision, cfg DeploymentConfig) corev1.PodSpec {
 	containers := make([]corev1.Container, 0, len(s.Containers)+1)
 	serving := ServingContainer(rev)
 	for i := range s.Containers {
-		c := *s.Containers[i].DeepCopy()
-		if d := pinnedDigest(rev, c.Name); d != "" {
-			c.Image = d
-		}
-		if c.ImagePullPolicy == "" {
-			c.ImagePullPolicy = corev1.PullIfNotPresent
-		}
+		c := runnable(s.Containers[i], rev.Status.ContainerStatuses)
 		if i == serving {
 			c.Env = append(c.Env, userEnv(rev, UserPort(rev))...)
 			c.ReadinessProbe = kubeletReadinessProbe(c.ReadinessProbe) // the queue-proxy runs the others (probes.go)
@@ -167,14 +165,7 @@ func makePodSpec(rev *servingv1.Revision, cfg DeploymentConfig) corev1.PodSpec {
 	containers = append(containers, queueContainer(rev, cfg))
 	var inits []corev1.Container
 	for i := range s.InitContainers {
-		c := *s.InitContainers[i].DeepCopy()
-		if d := pinnedInitDigest(rev, c.Name); d != "" {
-			c.Image = d
-		}
-		if c.ImagePullPolicy == "" {
-			c.ImagePullPolicy = corev1.PullIfNotPresent
-		}
-		inits = append(inits, c)
+		inits = append(inits, runnable(s.InitContainers[i], rev.Status.InitContainerStatuses))
 	}
 	volumes := s.Volumes
 	if cfg.QueuePodInfo {
