@@ -95,10 +95,9 @@ func (p *dataPlane) newManager(cfg *rest.Config, scheme *k8sruntime.Scheme, opts
 		{"admission webhooks", func() error { return webhooks.Setup(mgr, webhooks.FromStore(p.store)) }},
 		{"activator", func() error { return activate.SetupWithManager(mgr) }},
 		{"ingress", func() error { return ingress.SetupWithManager(mgr, p.router) }},
+		// With its claim binder: knit dev is the cluster's provisioner and
+		// PV controller, every claim a directory in the state dir.
 		{"local runtime", func() error { return rt.SetupWithManager(mgr) }},
-		// knit dev is the cluster's provisioner and PV controller: every
-		// claim gets a directory in the state dir and is bound to it.
-		{"persistent volume claims", func() error { return rt.SetupClaimsWithManager(mgr) }},
 		{"checkout collector", func() error {
 			return mgr.Add(&checkoutGC{reader: mgr.GetClient(), srcRoot: p.git.srcRoot, log: mgr.GetLogger().WithName("checkouts")})
 		}},

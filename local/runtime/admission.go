@@ -40,7 +40,7 @@ const admissionRetry = 500 * time.Millisecond
 // quota made between look and create, a webhook's mood) runs no process
 // again.
 func (rt *Runtime) admit(ctx context.Context, pod *corev1.Pod, askFirst bool) (*corev1.Pod, *failure, error) {
-	if !askFirst && !rt.mayRefuse(ctx, pod.Namespace) {
+	if !askFirst && !classesNamed(&pod.Spec) && !rt.mayRefuse(ctx, pod.Namespace) {
 		return pod, nil, nil
 	}
 	for {
@@ -70,10 +70,26 @@ func refused(err error) bool {
 
 // applyAdmitted gives the replica's containers and init containers the
 // resources admission settled on (a LimitRange's defaults), so its
-// cgroups get the limits the Pod shows.
+// cgroups get the limits the Pod shows, and the replica what admission
+// gave the pod for the scheduler to read: the overhead, node selector
+// and tolerations of its RuntimeClass, the default tolerations, its
+// priority.
 func applyAdmitted(spec *corev1.PodSpec, admitted *corev1.Pod) {
 	admittedResources(spec.Containers, admitted.Spec.Containers)
 	admittedResources(spec.InitContainers, admitted.Spec.InitContainers)
+	spec.Overhead, spec.NodeSelector, spec.Tolerations = admitted.Spec.Overhead, admitted.Spec.NodeSelector, admitted.Spec.Tolerations
+	spec.Priority = admitted.Spec.Priority
+}
+
+// classesNamed reports a pod naming a RuntimeClass or a PriorityClass,
+// which the API server's admission resolves on every create (the
+// RuntimeClass and Priority plugins): it refuses one that does not exist
+// ("pod rejected: RuntimeClass \"x\" not found", "no PriorityClass with
+// name x was found") and sets the overhead, scheduling and priority of
+// one that does. Such a pod is always dry-run first, so a refusal runs
+// no process and what admission sets reaches the replica.
+func classesNamed(spec *corev1.PodSpec) bool {
+	return spec.RuntimeClassName != nil || spec.PriorityClassName != ""
 }
 
 // admittedResources gives each of containers the resources of its

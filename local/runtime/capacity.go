@@ -65,14 +65,17 @@ func fromList(l corev1.ResourceList) requests {
 // leaves, as a pod waits in the scheduler's queue.
 type node struct {
 	allocatable requests // 0: not limited
+	// identity is what the scheduler's other filters read of a node: its
+	// name, labels and taints (nodefit.go).
+	identity nodeIdentity
 
 	mu     sync.Mutex
 	placed map[*replica]requests
 	freed  chan struct{} // closed and replaced when a replica leaves
 }
 
-func newNode(allocatable requests) *node {
-	return &node{allocatable: allocatable, placed: map[*replica]requests{}, freed: make(chan struct{})}
+func newNode(allocatable requests, identity nodeIdentity) *node {
+	return &node{allocatable: allocatable, identity: identity, placed: map[*replica]requests{}, freed: make(chan struct{})}
 }
 
 // place puts r on the node when want fits beside what is placed, and

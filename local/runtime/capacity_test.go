@@ -58,7 +58,7 @@ func TestPodRequests(t *testing.T) {
 // Replicas are placed while they fit; one that does not waits with the
 // scheduler's words until a placed one leaves.
 func TestNodePlacesWhatFits(t *testing.T) {
-	n := newNode(requests{cpuMilli: 2000, memory: 1 << 30})
+	n := newNode(requests{cpuMilli: 2000, memory: 1 << 30}, nodeIdentity{})
 	a, b, c := &replica{id: "a"}, &replica{id: "b"}, &replica{id: "c"}
 	if why, _ := n.place(a, requests{cpuMilli: 1500}); why != "" {
 		t.Fatalf("a: %s", why)

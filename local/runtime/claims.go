@@ -127,28 +127,35 @@ func hasClaims(spec *corev1.PodSpec) bool {
 	return slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.PersistentVolumeClaim != nil })
 }
 
-// awaitClaims is the directory of each of the pod's claim volumes, by
-// volume name, once every claim exists and is bound. Until then the
-// replica waits as the scheduler holds such a pod back — its Pod Pending,
-// PodScheduled False, Unschedulable, in the scheduler's words — and looks
-// again every claimPoll, so a claim made or bound later starts it without
-// a crash loop. An error (the API, a volume this machine cannot mount) is
-// retried with backoff by the container's set-up, as a FailedMount.
-// Resolved once per replica: all its containers mount the same
-// directories.
-func (r *replica) awaitClaims(ctx context.Context) (map[string]claimMount, error) {
+// awaitClaims is the scheduler's volume binding check, made before the
+// replica is placed (admitAndPlace): it waits until every claim the pod
+// names exists and is bound, as the scheduler holds such a pod back — its
+// Pod Pending, PodScheduled False, Unschedulable, in the scheduler's
+// words — looking again every claimPoll, so a claim made or bound later
+// starts it without a crash loop. Meanwhile the replica holds no share of
+// this machine and none of its containers starts, not even one that
+// mounts no claim (the queue-proxy). The directories are resolved once
+// per replica (resolveClaims): every container and init container mounts
+// the same ones (claimMounts). A claim that cannot be resolved for
+// another reason (the API, a volume this machine cannot mount) does not
+// hold placement back: the scheduler would place the pod, and the
+// containers' set-up reports it as the kubelet would, FailedMount,
+// retried with backoff. False when ctx ended first.
+func (r *replica) awaitClaims(ctx context.Context) bool {
 	if !hasClaims(r.spec) {
-		return nil, nil
+		return true
 	}
 	logged := ""
 	for {
-		claims, waiting, err := r.resolveClaims(ctx)
+		_, waiting, err := r.resolveClaims(ctx)
 		switch {
+		case ctx.Err() != nil:
+			return false
 		case err != nil:
-			return nil, err
+			r.log.Info("Replica's claims cannot be resolved; its containers retry when they mount them", "error", err.Error())
+			return true
 		case waiting == "":
-			r.setUnschedulable("")
-			return claims, nil
+			return true
 		}
 		why := fmt.Sprintf("0/1 nodes are available: %s.", waiting)
 		if why != logged {
@@ -157,9 +164,26 @@ func (r *replica) awaitClaims(ctx context.Context) (map[string]claimMount, error
 		}
 		r.setUnschedulable(why)
 		if !sleepCtx(ctx, claimPoll) {
-			return nil, ctx.Err()
+			return false
 		}
 	}
+}
+
+// claimMounts is the directory of each of the pod's claim volumes, by
+// volume name, for a container being set up: those awaitClaims resolved
+// before the replica was placed, or, when that failed, resolved again. A
+// placed pod no longer waits in the scheduler's words: a claim not bound
+// (any longer) is a volume the kubelet cannot mount, an error the
+// container's set-up retries with backoff (FailedMount).
+func (r *replica) claimMounts(ctx context.Context) (map[string]claimMount, error) {
+	if !hasClaims(r.spec) {
+		return nil, nil
+	}
+	claims, waiting, err := r.resolveClaims(ctx)
+	if err == nil && waiting != "" {
+		err = errors.New(waiting)
+	}
+	return claims, err
 }
 
 // resolveClaims reads the pod's claims and their volumes from the API

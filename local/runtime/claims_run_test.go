@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,14 +26,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-var claimsStarted sync.Once
-
-// startClaims starts the suite and its runtime's claim binder, as knit
-// dev's manager starts it (SetupClaimsWithManager).
+// startClaims starts the suite, whose runtime's SetupWithManager starts
+// its claim binder too, as knit dev's does.
 func startClaims(t *testing.T) {
 	t.Helper()
 	startSuite(t)
-	claimsStarted.Do(func() { go suite.rt.bindClaims(suite.rt.ctx) })
 }
 
 // newClaim is a 1Gi ReadWriteOnce claim of class "local".
@@ -243,8 +239,12 @@ func TestClaimSharedAndKept(t *testing.T) {
 }
 
 // TestClaimMissingKeepsPodPending: a replica whose claim does not exist
-// waits, its Pod Pending in the scheduler's words, without crashing, and
-// starts once the claim is created.
+// waits before it is placed, as the scheduler's volume binding holds a
+// pod back: its Pod Pending in the scheduler's words, no share of this
+// machine taken, no container started — not even the queue-proxy, which
+// mounts no claim — no crash loop, and its own words in the log. It
+// starts once the claim is created, its init container writing into the
+// claim what the app then reads: one directory, resolved once.
 func TestClaimMissingKeepsPodPending(t *testing.T) {
 	startClaims(t)
 	needImages(t)
@@ -252,8 +252,19 @@ func TestClaimMissingKeepsPodPending(t *testing.T) {
 	ns := newNamespace(t)
 	d := claimApp(t, ns, "late", []corev1.Volume{claimVolume("data", "later", false)},
 		corev1.VolumeMount{Name: "data", MountPath: "/data"})
+	queue := corev1.Container{
+		Name: "queue-proxy", Image: "knit://serve", Env: []corev1.EnvVar{{Name: "PORT", Value: "8012"}},
+		Ports:     []corev1.ContainerPort{{Name: "queue", ContainerPort: 8012}},
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("25m")}},
+	}
+	d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, queue)
+	d.Spec.Template.Spec.InitContainers = []corev1.Container{{
+		Name: "seed", Image: suiteImage(t), Command: []string{"/bin/sh", "-c", "echo seeded > /seed/from-init"},
+		VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/seed"}},
+	}}
 	create(t, d)
 	create(t, service(ns, "late", map[string]string{"app": "late"}, intstr.FromString("http")))
+	key := client.ObjectKeyFromObject(d)
 
 	want := `0/1 nodes are available: persistentvolumeclaim "later" not found.`
 	var pod corev1.Pod
@@ -270,21 +281,31 @@ func TestClaimMissingKeepsPodPending(t *testing.T) {
 		}
 		return false, fmt.Sprintf("%s %+v", pod.Status.Phase, pod.Status.Conditions)
 	})
-	time.Sleep(2 * time.Second) // a crash loop would show by now
+	time.Sleep(2 * time.Second) // a crash loop, or the queue-proxy, would show by now
 	got := &appsv1.Deployment{}
-	if err := suite.client.Get(context.Background(), client.ObjectKeyFromObject(d), got); err != nil {
+	if err := suite.client.Get(context.Background(), key, got); err != nil {
 		t.Fatal(err)
 	}
 	if c := condition(got, appsv1.DeploymentReplicaFailure); c != nil {
 		t.Errorf("a replica waiting for its claim fails: %s %s", c.Reason, c.Message)
 	}
-	if pids := replicaPIDs(client.ObjectKeyFromObject(d)); len(pids) != 0 {
+	if pids := replicaPIDs(key); len(pids) != 0 {
 		t.Errorf("processes %v run before the claim exists", pids)
+	}
+	if placed := placedReplicas(key); placed != 0 {
+		t.Errorf("%d replicas placed on this machine before their claim exists, holding its CPU", placed)
+	}
+	logged := runtimeLogLines(t, ns)
+	if !strings.Contains(logged, "Replica waits for its persistent volume claims") || strings.Contains(logged, "Replica waits for room on this machine") {
+		t.Errorf("the runtime's log of the wait, want the claims' words and not room's:\n%s", logged)
 	}
 
 	create(t, newClaim(ns, "later"))
-	waitForDeployment(t, client.ObjectKeyFromObject(d), time.Minute, "available once the claim exists", available)
+	waitForDeployment(t, key, time.Minute, "available once the claim exists", available)
 	port := *readySlices(t, ns, "late", 1)[0].Ports[0].Port
+	if status, body, _ := fileAt(t, http.MethodGet, port, "/data/from-init", ""); status != http.StatusOK || body != "seeded\n" {
+		t.Errorf("the app reads what its init container wrote into the claim: %d %q", status, body)
+	}
 	if status, body, _ := fileAt(t, http.MethodPut, port, "/data/f", "at last"); status != http.StatusOK {
 		t.Errorf("write into the claim once it exists: %d %s", status, body)
 	}
@@ -292,4 +313,36 @@ func TestClaimMissingKeepsPodPending(t *testing.T) {
 	if pod.Status.Phase != corev1.PodRunning || pod.Status.ContainerStatuses[0].RestartCount != 0 {
 		t.Errorf("pod %s, restarts %d: want Running, never restarted", pod.Status.Phase, pod.Status.ContainerStatuses[0].RestartCount)
 	}
+	checkCompletedInits(t, pod, "seed")
+}
+
+// placedReplicas counts the Deployment's replicas placed on the runtime's
+// node.
+func placedReplicas(key types.NamespacedName) int {
+	suite.rt.node.mu.Lock()
+	defer suite.rt.node.mu.Unlock()
+	n := 0
+	for r := range suite.rt.node.placed {
+		if r.key == key {
+			n++
+		}
+	}
+	return n
+}
+
+// runtimeLogLines are the lines of the suite's runtime log that mention
+// ns.
+func runtimeLogLines(t *testing.T, ns string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(suite.state, "runtime.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, ns) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -46,16 +46,15 @@ const claimDirMode os.FileMode = 0o777
 // claimResync is how often the binder looks at every claim and volume.
 const claimResync = time.Second
 
-// SetupClaimsWithManager runs the runtime's claim binder (bindClaims) with
-// the manager, so that every claim is provisioned and bound as it is
-// created, and deleted claims are let go and their volumes reclaimed,
-// whether a replica uses them or not. Call it after SetupWithManager,
-// which gives the runtime its API client. Without it replicas that name a
-// claim wait for it to be bound, as pods do on a cluster with no
-// provisioner.
-func (rt *Runtime) SetupClaimsWithManager(mgr ctrl.Manager) error {
+// setupClaims runs the runtime's claim binder (bindClaims) with the
+// manager, so that every claim is provisioned and bound as it is created,
+// and deleted claims are let go and their volumes reclaimed, whether a
+// replica uses them or not. SetupWithManager calls it once the runtime
+// has its API client: the binder is part of the runtime, as a replica
+// that names a claim would otherwise wait for a binding nothing makes.
+func (rt *Runtime) setupClaims(mgr ctrl.Manager) error {
 	if rt.client == nil {
-		return errors.New("local runtime: SetupClaimsWithManager needs SetupWithManager first")
+		return errors.New("claim binder: the runtime has no API client yet")
 	}
 	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		rt.bindClaims(ctx)

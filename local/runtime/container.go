@@ -29,6 +29,10 @@ type launch struct {
 	// limits bound a process of knit dev's own making (processPrivileges),
 	// where containers get views of their own.
 	limits *privileges
+	// etc binds the pod's /etc/hosts and resolv.conf over this machine's
+	// for a process of knit dev's own making, where the pod makes them its
+	// own (processEtcMounts).
+	etc []bindMount
 }
 
 // runContainer is one container's life: set up (build the image, make
@@ -222,6 +226,9 @@ func (r *replica) resolve(ctx context.Context, c *corev1.Container, l *launch, a
 	l.argv, l.env, l.dir, l.mounts = argv, append(processEnv(r.rt.opts.HostEnv, r.pod, r.net, env), ReplicaMarker+"="+r.rt.instance), dir, mounts
 	bindKoApp(c, l)
 	if l.limits, f = processPrivileges(c); f != nil {
+		return f
+	}
+	if l.etc, f = r.processEtcMounts(c); f != nil {
 		return f
 	}
 	return r.runAs(c, env, l)

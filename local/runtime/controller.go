@@ -36,7 +36,9 @@ const shutdownSlack = 5 * time.Second
 
 // SetupWithManager registers the runtime's three controllers — revision
 // Deployments into processes, Services into EndpointSlices, replicas into
-// Pods — and stops every replica when the manager stops.
+// Pods — and its claim binder (knit dev's provisioner and PV controller,
+// claimsbinder.go), and stops every replica when the manager stops. It is
+// the runtime's one entry point: whoever runs the runtime gets all of it.
 func (rt *Runtime) SetupWithManager(mgr ctrl.Manager) error {
 	rt.log = mgr.GetLogger().WithName("local-runtime")
 	// Before anything starts: what a killed knit dev left behind.
@@ -84,6 +86,9 @@ func (rt *Runtime) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	if err := rt.setupPods(mgr); err != nil {
+		return err
+	}
+	if err := rt.setupClaims(mgr); err != nil {
 		return err
 	}
 	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {

@@ -15,9 +15,16 @@
 // containers). A template change rolls replicas the way a
 // RollingUpdate with maxUnavailable 0 does: replicas of the old template
 // keep running until enough new ones are ready. Volumes are mounted, and
-// persistent volume claims provisioned and bound (see Volumes), a securityContext's user and groups applied (see Users and the
-// container's view) and resources too (see Resources); startup probes
-// and the rest of a securityContext are not.
+// persistent volume claims provisioned and bound (see Volumes), a
+// securityContext's user and groups applied (see Users and the
+// container's view) and resources too (see Resources); nodeSelector,
+// required node affinity and tolerations decide whether a replica is
+// placed (see Admission and room); hostAliases, dnsPolicy, dnsConfig,
+// runtimeClassName and shareProcessNamespace are applied as the kubelet
+// applies them (see Pod sandbox). Startup probes and the rest of a
+// securityContext are not; preferred affinity, topology spread,
+// priorityClassName (beyond admission) and schedulerName decide nothing
+// on one node and are left alone.
 //
 // # Images
 //
@@ -44,7 +51,7 @@
 //     OCI bundle (ocirun.go): a snapshot of the image mounted as its root,
 //     the user from the securityContext or the image's USER looked up in
 //     the image's own /etc/passwd, the volumes, /etc/hosts and resolv.conf
-//     bound in, capabilities, no_new_privs, a read-only root and seccomp
+//     (see Pod sandbox) bound in, capabilities, no_new_privs, a read-only root and seccomp
 //     as containerd's CRI plugin writes them (package engine), and `runc
 //     run` started in the replica's network and the container's cgroup.
 //     A command and args apply inside the image; nothing of this machine
@@ -130,9 +137,12 @@
 // container, the app's and the queue-proxy's alike, as the kubelet runs
 // them in a new pod sandbox: one at a time, in order, each until it
 // exits 0. Each starts as a container does (runContainer) — its image
-// pulled or built, its environment, volumes, user, securityContext and
-// resources, its own cgroup below the pod's, the replica's network — so
-// an emptyDir an init container writes is what the app reads. One that
+// pulled or built, its environment, volumes (mountsFor: a claim's
+// directory is the one every container of the replica mounts), user,
+// securityContext and resources, its own cgroup below the pod's, the
+// replica's network, /etc/hosts, resolv.conf and shared PID namespace
+// (see Pod sandbox) — so an emptyDir or a claim an init container writes
+// is what the app reads. One that
 // exits otherwise is run again with the containers' backoff and reported
 // as CrashLoopBackOff ("init container <name> exited with code …"),
 // and nothing after it starts meanwhile. They run once in a replica's
@@ -150,6 +160,7 @@
 // after spec.progressDeadlineSeconds without getting there) and, while
 // replicas of the current template fail, ReplicaFailure with a stable,
 // actionable reason: BuildFailed, ImageNotRunnable, VolumesUnsupported,
+// SecurityContextUnsupported, PodSpecUnsupported, FailedCreatePodSandBox,
 // CreateContainerConfigError, FailedMount, RunContainerError,
 // CrashLoopBackOff or ReadinessProbeFailed (the Reason constants) — or
 // FailedCreate, the ReplicaSet controller's reason, while its Pods are
@@ -167,20 +178,94 @@
 // webhook or policy on pods; mayRefuse, from the cache), where the dry
 // run's few milliseconds are saved and a refusal of the real create (a
 // quota made meanwhile) stops the replica, and every later replica of
-// the template asks first. A refusal ends the replica before it runs
+// the template asks first. A pod naming a RuntimeClass or a PriorityClass
+// always asks first (classesNamed): the API server's RuntimeClass and
+// Priority plugins refuse one that does not exist ("pod rejected:
+// RuntimeClass "x" not found", "no PriorityClass with name x was
+// found") and set the class's overhead, node selector, tolerations and
+// priority, which the replica takes. A refusal ends the replica before it runs
 // anything; the Deployment says ReplicaFailure FailedCreate with the API
 // server's words and starts no replica of that template for 1 s, doubling
 // to 30 s, until one is admitted (a new template starts afresh). An admitted Pod's containers
 // get the requests and limits admission settled on (a LimitRange's
 // defaults), and the Pod is published. Then the replica is placed on this
-// machine as the scheduler places a pod on a node: its containers'
-// requests (a limit stands for an unset request) summed with those of
-// the replicas placed, against Options.Allocatable (every CPU and all
-// memory by default). One that does not fit waits, its Pod Pending with
-// PodScheduled False, Unschedulable, "0/1 nodes are available: 1
-// Insufficient cpu.", and starts when a replica leaves and it fits. knit
-// dev's kube-controller-manager runs the resourcequota controller, which
+// machine as the scheduler places a pod on a node (admitAndPlace), its
+// Pod Pending with PodScheduled False, Unschedulable, in the scheduler's
+// words, meanwhile, with nothing started and nothing of the machine
+// taken. First the volume binding check: each persistent volume claim
+// the pod names must exist and be bound (see Volumes). Then the node's
+// taints and labels (nodefit.go): knit dev registers no Node object (it
+// is the node; docs/design.md says why), so this machine is a node as a
+// kubelet registers one — named by its hostname, lowered, labelled
+// kubernetes.io/hostname, kubernetes.io/os, kubernetes.io/arch and their
+// beta. forms, plus Options.NodeLabels — untainted unless
+// Options.NodeTaints says otherwise. A NoSchedule or NoExecute taint the
+// pod does not tolerate ("0/1 nodes are available: 1 node(s) had
+// untolerated taint(s).") or a nodeSelector or required node affinity
+// (nodeSelectorTerms ORed, their matchExpressions and matchFields on
+// metadata.name ANDed) the node does not match ("0/1 nodes are
+// available: 1 node(s) didn't match Pod's node affinity/selector.") keeps
+// it Pending until its template changes: the node's labels and taints do
+// not. Last, room: its containers' requests (a limit stands for an unset
+// request) summed with those of the replicas placed, against
+// Options.Allocatable (every CPU and all memory by default). One that
+// does not fit waits ("0/1 nodes are available: 1 Insufficient cpu.")
+// and starts when a replica leaves and it fits. knit dev's
+// kube-controller-manager runs the resourcequota controller, which
 // counts the usage quotas are checked against.
+//
+// # Pod sandbox
+//
+// Once placed, a replica gets what the kubelet makes for a pod before
+// any container (sandbox.go, etcfiles.go, pidns_linux.go):
+//
+//   - runtimeClassName: knit dev has one runtime handler, runc, as
+//     containerd's default configuration has. A pod whose RuntimeClass's
+//     handler is runc runs as any other (images with runc, ko:// and
+//     knit:// as processes); one whose handler is another, or whose
+//     RuntimeClass was deleted after admission, gets no sandbox: every
+//     container waits, the Pod Pending, the Deployment ReplicaFailure
+//     FailedCreatePodSandBox with the kubelet's and containerd's words
+//     ("Failed to create pod sandbox: rpc error: code = Unknown desc =
+//     unable to get OCI runtime for sandbox …: no runtime for "kata" is
+//     configured", "… runtimeclass.node.k8s.io "x" not found"), tried
+//     again with the containers' backoff.
+//   - /etc/hosts as the kubelet writes it: its header, localhost and the
+//     IPv6 entries, the replica's address under the pod's hostname, then
+//     the pod's hostAliases under "# Entries added by HostAliases.", one
+//     line per IP. A ko:// or knit:// process in the shared network is
+//     in this machine's network, as a hostNetwork pod is, and gets what
+//     the kubelet gives one: this machine's /etc/hosts under "#
+//     Kubernetes-managed hosts file (host network).", then the aliases.
+//   - /etc/resolv.conf as the kubelet builds it and containerd writes it.
+//     knit dev has no cluster DNS, so ClusterFirst (the default) is
+//     Default, as the kubelet falls back without one: this machine's
+//     resolv.conf. None is the dnsConfig alone. A dnsConfig is merged as
+//     the kubelet merges it — nameservers and searches appended once
+//     each, options by name, the pod's winning — and cut to its limits (3
+//     nameservers; 32 search paths, none over 253 characters, 2048 in
+//     all), with its warning logged. The kubelet orders merged options
+//     at random (a map); knit keeps the order they came in.
+//   - An image's container gets both files in its bundle, always. A
+//     ko:// or knit:// process reads this machine's, unless the pod makes
+//     them its own (hostAliases; dnsPolicy None or a dnsConfig): then the
+//     replica's are written to its own directory and bound over them in
+//     the container's view (root on Linux; elsewhere such a container
+//     fails, PodSpecUnsupported, rather than resolve names otherwise than
+//     its pod says).
+//   - shareProcessNamespace: the containers of images share one PID
+//     namespace, whose PID 1 is a pause process of the replica's own, as
+//     the pause container is on a node: knit dev's own binary re-executed
+//     (/proc/self/exe, recognised in this package's init), reaping the
+//     orphans it inherits, dying with the replica or with knit dev. Each
+//     run of such a container joins it through the OCI spec's PID
+//     namespace path, so a container that exits takes no other's
+//     processes with it. ko:// and knit:// processes do not join it: they
+//     run in this machine's PID namespace, where they already see every
+//     process, the replica's images' included; their /proc is this
+//     machine's, which would number their processes otherwise than their
+//     getpid in a namespace of their own. So an image's container does
+//     not see them.
 //
 // # EndpointSlices
 //
@@ -220,8 +305,8 @@
 // containers started), podIP and hostIP (the replica's addresses),
 // startTime, conditions PodScheduled, Initialized (False,
 // ContainersNotInitialized, until every init container has completed),
-// ContainersReady and Ready (only PodScheduled, False, while it waits
-// for room), and per container and init container its image, ready,
+// ContainersReady and Ready (only PodScheduled, False, while it is not
+// placed: claims, node affinity and taints, room), and per container and init container its image, ready,
 // started, restartCount and state — running; waiting with the runtime's
 // own reason and message, the Deployment's ReplicaFailure words
 // (BuildFailed, CrashLoopBackOff with the exit and output, …), or
@@ -278,8 +363,8 @@
 // A persistentVolumeClaim is a directory of this machine that outlives
 // replicas and Revisions. knit dev is the cluster's provisioner, PV
 // controller and pvc- and pv-protection controllers (claims.go,
-// claimsbinder.go; knit dev runs the binder with its manager,
-// SetupClaimsWithManager): every Pending claim in the API server gets a
+// claimsbinder.go; the runtime's SetupWithManager starts the binder with
+// the runtime's controllers): every Pending claim in the API server gets a
 // directory, <state>/claims/<namespace>/<claim>-<uid> (0777, as
 // local-path provisioners make theirs), and a PersistentVolume
 // pvc-<uid> — hostPath to it, the claim's request as capacity (recorded,
@@ -290,12 +375,18 @@
 // named by one, is bound to it instead; one with a selector, a data
 // source or volumeMode Block stays Pending. A claim bound to a hostPath
 // or local volume is used as it is. A replica whose pod names a claim
-// waits until each exists and is bound, its Pod Pending, PodScheduled
-// False, in the scheduler's words ("0/1 nodes are available:
+// waits before it is placed, as the scheduler's volume binding check
+// holds a pod back, until each exists and is bound: its Pod Pending,
+// PodScheduled False, in the scheduler's words ("0/1 nodes are available:
 // persistentvolumeclaim "data" not found."), looking again every
-// claimPoll, with no crash loop; then the claim's directory is bound in
-// at each mount path, read-only when the volume or the mount says so,
-// shared by every replica of every Revision that names it. The pod's
+// claimPoll, with no crash loop, none of its containers started (the
+// queue-proxy, which mounts no claim, included) and none of this
+// machine's room taken. The claims' directories are resolved once per
+// replica; every container and init container that mounts one binds it
+// in at its mount path (mountsFor), read-only when the volume or the
+// mount says so, shared by every replica of every Revision that names
+// it. A claim that goes after placement is a FailedMount, retried with
+// backoff, as the kubelet retries a mount. The pod's
 // fsGroup is given to it as to an emptyDir (OnRootMismatch honoured),
 // but not to a read-only volume nor to a hostPath knit dev did not
 // provision, which the kubelet leaves alone too. A deleted claim keeps
@@ -329,7 +420,9 @@
 // /dev/ptmx, a 64 MiB /dev/shm, the fd, stdin, stdout and stderr links;
 // no console, no mqueue), /proc's bus, fs, irq, sys and sysrq-trigger
 // read-only, and the pod's name (cut to 63 characters, as the kubelet
-// cuts it) as hostname and HOSTNAME; and knit dev's state dir (the
+// cuts it) as hostname and HOSTNAME; the pod's /etc/hosts and
+// resolv.conf where the pod makes them its own (see Pod sandbox); and
+// knit dev's state dir (the
 // admin kubeconfig, etcd's keys, the Git token) covered by an empty
 // read-only tmpfs, with only its builds bound back read-only, so no
 // container reads it, root or not. Exec probes and hooks run inside that

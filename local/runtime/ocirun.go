@@ -12,6 +12,7 @@ import (
 
 	"github.com/containerd/containerd/v2/core/mount"
 	securejoin "github.com/cyphar/filepath-securejoin"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/knitops/knit/local/engine"
@@ -144,6 +145,9 @@ func (r *replica) startOCIRun(ctx context.Context, c *corev1.Container, o *ociLa
 	if err != nil {
 		return nil, err
 	}
+	if err := r.joinPIDNamespace(spec); err != nil {
+		return nil, err
+	}
 	if err := oci.Runc.WriteBundle(run.bundle, spec); err != nil {
 		return nil, err
 	}
@@ -151,6 +155,27 @@ func (r *replica) startOCIRun(ctx context.Context, c *corev1.Container, o *ociLa
 	r.log.V(1).Info("Container bundle ready", "container", c.Name, "run", run.id,
 		"snapshot", prepared.Sub(began), "mount", mounted.Sub(prepared), "bundle", time.Since(mounted))
 	return startProcess(oci.Runc.RunArgv(run.id, run.bundle), []string{"PATH=" + defaultPath}, run.bundle, out, r.net, cg, nil, nil)
+}
+
+// joinPIDNamespace makes a run of a pod that shares its process namespace
+// join the replica's (openSandbox), as containerd has each container of
+// such a pod join its sandbox's, rather than get a PID namespace of its
+// own.
+func (r *replica) joinPIDNamespace(spec *specs.Spec) error {
+	if r.pidNS == nil {
+		return nil
+	}
+	if !r.pidNS.alive() {
+		return errors.New("the pod's shared PID namespace is gone: its holder was killed")
+	}
+	for i := range spec.Linux.Namespaces {
+		if spec.Linux.Namespaces[i].Type == specs.PIDNamespace {
+			spec.Linux.Namespaces[i].Path = r.pidNS.path()
+			return nil
+		}
+	}
+	spec.Linux.Namespaces = append(spec.Linux.Namespaces, specs.LinuxNamespace{Type: specs.PIDNamespace, Path: r.pidNS.path()})
+	return nil
 }
 
 // teardown ends a run once its runc has exited.
@@ -165,19 +190,12 @@ func (r *replica) teardownOCI(run *ociRun) {
 }
 
 // writeEtcFiles writes the /etc/hosts and /etc/resolv.conf the kubelet
-// gives a pod's containers into the bundle, and returns their mounts.
+// gives a pod's containers (etcFiles) into the bundle, and returns their
+// mounts.
 func (r *replica) writeEtcFiles(bundle string) ([]engine.Mount, error) {
-	ip := r.pod.IP
-	if ip == "" {
-		ip = loopback
-	}
-	hosts := fmt.Sprintf("# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n%s\t%s\n", ip, podHostname(r.pod.Name))
-	if err := os.WriteFile(filepath.Join(bundle, "hosts"), []byte(hosts), 0o644); err != nil {
+	hosts, resolv := r.etcFiles(false)
+	if err := os.WriteFile(filepath.Join(bundle, "hosts"), hosts, 0o644); err != nil {
 		return nil, err
-	}
-	resolv, err := os.ReadFile("/etc/resolv.conf")
-	if err != nil {
-		resolv = nil // no resolver configured: the container gets none either
 	}
 	if err := os.WriteFile(filepath.Join(bundle, "resolv.conf"), resolv, 0o644); err != nil {
 		return nil, err

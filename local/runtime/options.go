@@ -39,6 +39,17 @@ type Options struct {
 	// status.allocatable: cpu and memory requests beyond it leave a
 	// replica Pending, Unschedulable. Nil: every CPU and all memory.
 	Allocatable corev1.ResourceList
+	// NodeLabels are this machine's labels as a node's, besides those a
+	// kubelet registers (kubernetes.io/hostname, kubernetes.io/os,
+	// kubernetes.io/arch and their beta. forms), which they may replace:
+	// what a pod's nodeSelector and required node affinity are matched
+	// against. NodeTaints are its taints: a NoSchedule or NoExecute one
+	// leaves a replica whose tolerations do not tolerate it Pending,
+	// Unschedulable. knit dev registers no Node object (it is the node,
+	// see docs/design.md), so these are where the node's labels and
+	// taints live; none by default but the kubelet's labels.
+	NodeLabels map[string]string
+	NodeTaints []corev1.Taint
 	// ShutdownGracePeriod bounds knit dev's own shutdown (Ctrl-C): what
 	// has not stopped by then is killed, so quitting never waits minutes.
 	// A replica stopped while knit dev runs (scale down, a deleted Pod, a

@@ -66,7 +66,7 @@ func (r *replica) mountsFor(ctx context.Context, c *corev1.Container, env *envLi
 	if f := volumeSupport(c, r.spec.Volumes, mountSupport()); f != nil {
 		return nil, f
 	}
-	claims, err := r.awaitClaims(ctx)
+	claims, err := r.claimMounts(ctx)
 	if err == nil {
 		err = r.prepareVolumes(ctx, claims)
 	}
@@ -159,7 +159,7 @@ func subPathSource(dir, sub string) (string, error) {
 }
 
 // prepareVolumes writes every volume of the pod, once, and gives its
-// claims' directories (claims, resolved by awaitClaims) to the pod's
+// claims' directories (claims, resolved by claimMounts) to the pod's
 // fsGroup; a failure (a missing ConfigMap) is retried by the container's
 // set-up with backoff.
 func (r *replica) prepareVolumes(ctx context.Context, claims map[string]claimMount) error {
@@ -288,8 +288,8 @@ func ownPath(path string, d fs.DirEntry, fsGroup uint32, mask fs.FileMode) error
 // them, which lets the binder reclaim those of deleted claims.
 func (r *replica) removeVolumes() error {
 	r.volumes.setUsing(nil)
-	if len(r.spec.Volumes) == 0 {
-		return nil
+	if len(r.spec.Volumes) == 0 && len(r.spec.HostAliases) == 0 && !ownResolvConf(r.spec) {
+		return nil // nothing written: no volume, nor /etc file (processEtcMounts)
 	}
 	err := os.RemoveAll(r.volumesDir())
 	_ = os.Remove(filepath.Dir(r.volumesDir())) // the namespace's, once empty

@@ -10,6 +10,13 @@ const (
 	// ReasonImageNotRunnable: the image is neither ko:// nor knit:// and
 	// the container sets no command, so there is nothing to run locally.
 	ReasonImageNotRunnable = "ImageNotRunnable"
+	// ReasonFailedCreatePodSandBox: the pod's sandbox could not be made
+	// (the kubelet's event reason): its RuntimeClass is gone or names a
+	// handler other than runc, knit dev's only one, or its shared PID
+	// namespace could not be made. The message is the kubelet's, "Failed
+	// to create pod sandbox: …". Retried with backoff: a RuntimeClass can
+	// be made or mended while the replica waits.
+	ReasonFailedCreatePodSandBox = "FailedCreatePodSandBox"
 	// ReasonCreateContainerConfigError: the environment could not be made,
 	// e.g. a ConfigMap or Secret it refers to is missing (the kubelet's reason).
 	ReasonCreateContainerConfigError = "CreateContainerConfigError"
@@ -24,6 +31,12 @@ const (
 	// to run as a user or group other than knit dev's, which only knit
 	// dev running as root can give. Final for the pod template.
 	ReasonSecurityContextUnsupported = "SecurityContextUnsupported"
+	// ReasonPodSpecUnsupported: the pod asks for what knit dev can give a
+	// container of its own making (ko://, knit://) only through a mount
+	// namespace, which needs root on Linux: hostAliases, or a dnsPolicy
+	// None or dnsConfig, which replace its /etc/hosts or resolv.conf.
+	// Final for the pod template.
+	ReasonPodSpecUnsupported = "PodSpecUnsupported"
 	// ReasonFailedMount: a volume could not be set up or mounted, e.g. the
 	// ConfigMap it projects is missing (the kubelet's event reason); retried
 	// with backoff.
@@ -61,6 +74,8 @@ var failurePriority = []string{
 	ReasonImageNotRunnable,
 	ReasonVolumesUnsupported,
 	ReasonSecurityContextUnsupported,
+	ReasonPodSpecUnsupported,
+	ReasonFailedCreatePodSandBox,
 	ReasonCreateContainerConfigError,
 	ReasonFailedMount,
 	ReasonRunContainerError,
@@ -94,5 +109,6 @@ func (f *failure) worse(g *failure) bool {
 // final reports a failure that retrying cannot mend while knit dev runs:
 // the container waits for its pod template to change instead.
 func (f *failure) final() bool {
-	return f.Reason == ReasonImageNotRunnable || f.Reason == ReasonVolumesUnsupported || f.Reason == ReasonSecurityContextUnsupported
+	return f.Reason == ReasonImageNotRunnable || f.Reason == ReasonVolumesUnsupported || f.Reason == ReasonSecurityContextUnsupported ||
+		f.Reason == ReasonPodSpecUnsupported
 }

@@ -46,11 +46,16 @@ type replica struct {
 	net    *podNetwork
 	netErr error
 	cgroup *podCgroup // set before any container starts; nil without cgroups
+	// pidNS is the PID namespace the containers of images join, set by
+	// openSandbox before any starts when the pod shares its process
+	// namespace; nil otherwise.
+	pidNS *pidNamespace
 	// askFirst makes admission a dry run whatever the namespace looks
 	// like: a Pod of its template was refused before.
 	askFirst bool
-	// unschedulable is why the replica waits for room on this machine, in
-	// the scheduler's words; "" once placed.
+	// unschedulable is why the replica is not placed on this machine yet
+	// (its claims, its node affinity or tolerations, its room), in the
+	// scheduler's words; "" once placed.
 	unschedulable string
 	// volumes are written when the first container that mounts one is set up.
 	volumes podVolumes
@@ -238,10 +243,14 @@ func (r *replica) start(pod *corev1.Pod) {
 	}()
 }
 
-// runContainers runs the init containers and, once all have completed,
-// every container, until ctx ends. A replica stopped while it
-// initializes starts no container.
+// runContainers makes the pod's sandbox, runs the init containers and,
+// once all have completed, every container, until ctx ends. A replica
+// stopped while it initializes starts no container.
 func (r *replica) runContainers(ctx context.Context) {
+	if !r.openSandbox(ctx) {
+		return // stopped before it had a sandbox
+	}
+	defer r.closeSandbox()
 	if !r.initialize(ctx) {
 		return // stopped while initializing
 	}
@@ -255,9 +264,11 @@ func (r *replica) runContainers(ctx context.Context) {
 // admitAndPlace takes the API server's answer to the replica's Pod: a
 // refusal ends the replica before anything runs; an admitted Pod is
 // published (with a LimitRange's defaults applied to the containers) and
-// placed on this machine, waiting Pending and Unschedulable while its
-// requests do not fit. False when the replica cannot run: refused, or
-// stopped first.
+// placed on this machine as the scheduler places a pod: once its claims
+// are bound (awaitClaims, the volume binding check), if its tolerations
+// and node affinity allow this machine (fitNode), when its requests fit
+// (place), waiting Pending and Unschedulable meanwhile. False when
+// the replica cannot run: refused, or stopped first.
 func (r *replica) admitAndPlace(ctx context.Context, pod *corev1.Pod, a admission) bool {
 	switch {
 	case a.err != nil:
@@ -270,9 +281,40 @@ func (r *replica) admitAndPlace(ctx context.Context, pod *corev1.Pod, a admissio
 	applyAdmitted(r.spec, a.pod)
 	r.rt.podAdmitted(r.key, r.hash)
 	r.rt.pods.track(r, pod)
+	if !r.awaitClaims(ctx) || !r.fitNode(ctx) {
+		return false
+	}
+	return r.place(ctx)
+}
+
+// fitNode is the scheduler's TaintToleration and NodeAffinity filters
+// for this machine (nodeIdentity.unfit): a replica whose pod cannot go
+// to it waits Pending and Unschedulable, in the scheduler's words, until
+// it is stopped — a new pod template is what mends it, as this node's
+// labels and taints do not change. True when it may go.
+func (r *replica) fitNode(ctx context.Context) bool {
+	why := r.rt.node.identity.unfit(r.spec, r.log)
+	if why == "" {
+		return true
+	}
+	r.log.Info("Replica cannot go to this machine: its node selector, affinity or tolerations exclude it", "reason", why)
+	r.setUnschedulable(why)
+	<-ctx.Done()
+	return false
+}
+
+// place waits until the replica's requests fit beside those of the
+// replicas placed on this machine, Pending and Unschedulable meanwhile,
+// and takes its share. False when ctx ended first.
+func (r *replica) place(ctx context.Context) bool {
 	want := podRequests(r.spec)
+	logged := ""
 	for {
 		why, retry := r.rt.node.place(r, want)
+		if why != "" && why != logged {
+			r.log.Info("Replica waits for room on this machine", "reason", why)
+			logged = why
+		}
 		r.setUnschedulable(why)
 		if why == "" {
 			return true
@@ -285,17 +327,15 @@ func (r *replica) admitAndPlace(ctx context.Context, pod *corev1.Pod, a admissio
 	}
 }
 
-// setUnschedulable records why the replica waits for room ("" once
-// placed), telling the Pod and the Deployment when it changes.
+// setUnschedulable records why the replica is not placed yet, in the
+// scheduler's words ("" once placed), telling the Pod and the Deployment
+// when it changes. Its callers log why, each in its own words.
 func (r *replica) setUnschedulable(why string) {
 	r.mu.Lock()
 	changed := r.unschedulable != why
 	r.unschedulable = why
 	r.mu.Unlock()
 	if changed {
-		if why != "" {
-			r.log.Info("Replica waits for room on this machine", "reason", why)
-		}
 		r.rt.replicaChanged(r.key)
 		r.rt.pods.changed(r)
 	}

@@ -113,7 +113,7 @@ func New(opts Options) (*Runtime, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rt := &Runtime{
 		opts: opts, log: logr.Discard(), ctx: ctx, cancel: cancel, killed: make(chan struct{}), instance: instanceID(opts.StateDir),
-		deployments: map[types.NamespacedName]*deploymentState{}, netPool: pool, node: newNode(opts.allocatable()),
+		deployments: map[types.NamespacedName]*deploymentState{}, netPool: pool, node: newNode(opts.allocatable(), machineNode(opts.NodeLabels, opts.NodeTaints)),
 	}
 	return rt, nil
 }
@@ -300,10 +300,6 @@ func (rt *Runtime) newReplica(key types.NamespacedName, st *deploymentState, d *
 		return nil, err
 	}
 	id := rt.uniqueID(key.Namespace)
-	hostname, err := os.Hostname()
-	if err != nil {
-		hostname = "localhost"
-	}
 	sa := tmpl.Spec.ServiceAccountName
 	if sa == "" {
 		sa = "default"
@@ -313,7 +309,7 @@ func (rt *Runtime) newReplica(key types.NamespacedName, st *deploymentState, d *
 		created: time.Now(), done: make(chan struct{}),
 		pod: podIdentity{
 			Name: key.Name + "-" + st.hash + "-" + id, Namespace: key.Namespace, UID: types.UID(rand.String(16)),
-			Labels: tmpl.Labels, Annotations: tmpl.Annotations, ServiceAccountName: sa, NodeName: hostname,
+			Labels: tmpl.Labels, Annotations: tmpl.Annotations, ServiceAccountName: sa, NodeName: rt.node.identity.name,
 		},
 		containers: make([]containerState, len(tmpl.Spec.Containers)),
 		inits:      make([]containerState, len(tmpl.Spec.InitContainers)),

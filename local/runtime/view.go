@@ -16,8 +16,9 @@ import (
 // container then gets one, volumes or not — its volumes (l.mounts), its
 // cgroup read-only where the hierarchies are mounted (cg), the binary of
 // its image where the image has it when its user cannot reach knit dev's
-// copy (l.image), a /dev and read-only kernel settings as a container
-// runtime makes them, and the pod's hostname. It costs a container's start
+// copy (l.image), the pod's /etc/hosts and resolv.conf where it makes
+// them its own (l.etc), a /dev and read-only kernel settings as a
+// container runtime makes them, and the pod's hostname. It costs a container's start
 // the namespaces and a few mounts (BenchmarkContainerView); in exchange
 // no container sees the host's /dev/console or terminals, can change the
 // machine's sysctls through /proc, or has a hostname other than its pod's.
@@ -32,6 +33,7 @@ func (r *replica) containerView(c *corev1.Container, l launch, cg *containerCgro
 		*view = *l.mounts
 	}
 	view.mounts = append(slices.Clone(view.mounts), cg.view()...)
+	view.mounts = append(view.mounts, l.etc...)
 	if l.image != nil {
 		view.mounts = append(view.mounts, *l.image)
 	}
