@@ -18,6 +18,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/knitops/knit/local/cgroups"
 )
 
 // A replica over its memory limit is OOMKilled, as in a pod, and says so;
@@ -54,7 +56,7 @@ func TestMemoryLimitOOMKillsReplica(t *testing.T) {
 		if os.Geteuid() == 0 {
 			t.Fatalf("no cgroups as root: %v", suite.rt.cgroups.err)
 		}
-		if msg := suite.rt.cgroups.unenforced(containerLimits(limitedRes)); msg == "" {
+		if msg := suite.rt.cgroups.unenforced(cgroups.ContainerLimits(limitedRes)); msg == "" {
 			t.Error("no cgroups, yet the limit counts as enforced: nothing would warn")
 		}
 		waitForDeployment(t, limitedKey, 30*time.Second, "the unenforced limit's replica available", available)
@@ -75,16 +77,16 @@ func TestMemoryLimitOOMKillsReplica(t *testing.T) {
 		t.Errorf("the unlimited replica fails: %s: %s", c.Reason, c.Message)
 	}
 
-	limitedPod, freePod := tree.pod(replicaUID(t, limitedKey)), tree.pod(replicaUID(t, freeKey))
+	limitedPod, freePod := tree.Pod(replicaUID(t, limitedKey)), tree.Pod(replicaUID(t, freeKey))
 	wantFiles := map[string]string{"memory.limit_in_bytes": "67108864", "cpu.cfs_quota_us": "50000", "cpu.cfs_period_us": "100000", "cpu.shares": "256"}
-	if tree.v2 {
+	if tree.Unified() {
 		wantFiles = map[string]string{"memory.max": "67108864", "cpu.max": "50000 100000", "cpu.weight": "10"}
 	}
 	for name, want := range wantFiles {
 		controller, _, _ := strings.Cut(name, ".")
-		dir := limitedPod.dirs[controller]
-		if tree.v2 {
-			dir = limitedPod.dirs[""]
+		dir := limitedPod.Dirs()[controller]
+		if tree.Unified() {
+			dir = limitedPod.Dirs()[""]
 		}
 		b, err := os.ReadFile(filepath.Join(dir, "user-container", name))
 		if got := strings.TrimSpace(string(b)); err != nil || got != want {
@@ -105,8 +107,8 @@ func TestMemoryLimitOOMKillsReplica(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, pod := range []*podCgroup{limitedPod, freePod} {
-		for _, dir := range pod.dirs {
+	for _, pod := range []*cgroups.Pod{limitedPod, freePod} {
+		for _, dir := range pod.Dirs() {
 			eventually(t, 30*time.Second, "cgroup "+dir+" removed", func() (bool, string) {
 				_, err := os.Stat(dir)
 				return errors.Is(err, fs.ErrNotExist), fmt.Sprintf("stat: %v", err)
@@ -129,13 +131,13 @@ func replicaUID(t *testing.T, key types.NamespacedName) string {
 
 // inCgroup checks that /proc/<pid>/cgroup puts the process in the
 // container's cgroup of every controller.
-func inCgroup(t *testing.T, pid int, pod *podCgroup, container string) {
+func inCgroup(t *testing.T, pid int, pod *cgroups.Pod, container string) {
 	t.Helper()
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for controller, dir := range pod.dirs {
+	for controller, dir := range pod.Dirs() {
 		suffix := filepath.Join(filepath.Base(dir), container) // pod<uid>/<container>
 		found := false
 		for line := range strings.Lines(string(b)) {
@@ -153,10 +155,10 @@ func inCgroup(t *testing.T, pid int, pod *podCgroup, container string) {
 // seesItsOwnCgroup checks that the process of the unlimited replica (1 CPU
 // limited, 125m requested) reads its own cgroup, read-only, where the
 // hierarchies are mounted, as Knative's runtime conformance image reads it.
-func seesItsOwnCgroup(t *testing.T, pid int, tree *cgroupTree) {
+func seesItsOwnCgroup(t *testing.T, pid int, tree *cgroups.Tree) {
 	t.Helper()
 	want := map[string]string{"cpu/cpu.shares": "128", "cpu/cpu.cfs_quota_us": "100000", "cpu/cpu.cfs_period_us": "100000"}
-	if tree.v2 {
+	if tree.Unified() {
 		want = map[string]string{"cpu.weight": "5", "cpu.max": "100000 100000", "memory.max": "max"}
 	}
 	root := "/proc/" + strconv.Itoa(pid) + "/root"
@@ -165,7 +167,7 @@ func seesItsOwnCgroup(t *testing.T, pid int, tree *cgroupTree) {
 		if !ok {
 			controller, name = "", file
 		}
-		path := filepath.Join(root, tree.points[controller], name)
+		path := filepath.Join(root, tree.MountPoint(controller), name)
 		b, err := os.ReadFile(path)
 		if got := strings.TrimSpace(string(b)); err != nil || got != value {
 			t.Errorf("the replica reads %s = %q (%v), want %q", path, got, err, value)

@@ -13,9 +13,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/knitops/knit/local/claims"
 )
 
 // PersistentVolumeClaims. On a cluster a claim's life is split between
@@ -23,47 +26,50 @@ import (
 // provisioner (making the volume), the pvc- and pv-protection controllers
 // (finalizers that keep a claim while a pod uses it) and the kubelet
 // (mounting). knit dev runs none of them, so the runtime stands in for
-// all: its binder (claimsbinder.go) provisions a directory per claim,
+// all: its binder (package claims, run with the runtime's controllers:
+// setupClaims) provisions a directory per claim,
 // <state>/claims/<namespace>/<claim>-<uid>, and binds the two; a replica
 // (this file) waits until the claims it names are bound, then binds their
 // directories in at its mount paths as it binds an emptyDir, shared with
 // every replica that names the claim; a deleted claim's directory goes
-// once no replica uses it (claimUse).
+// once no replica uses it (claims.Use, claimUses).
 
 // claimPoll is how often a replica waiting for its claims looks again: a
 // claim created, or bound by the binder, starts it within that.
 const claimPoll = 500 * time.Millisecond
 
-// claimsDir holds the directories knit dev provisions for claims. Only
-// root may look in, as in volumesDir: containers reach a claim's
-// directory through their mounts, never through this path.
+// claimsDir holds the directories knit dev provisions for claims
+// (claims.Dir). Only root may look in, as in volumesDir: containers reach
+// a claim's directory through their mounts, never through this path.
 func (o *Options) claimsDir() string { return filepath.Join(o.StateDir, "claims") }
 
-// claimDir is the directory knit dev provisions for a claim: by name for
-// whoever looks, and by UID so that a claim deleted and made again under
-// its name starts empty while the old one's directory waits for its
-// replicas to stop.
-func (o *Options) claimDir(namespace, name string, uid types.UID) string {
-	return filepath.Join(o.claimsDir(), namespace, name+"-"+string(uid))
-}
-
-// claimUse is a claim a replica is resolving or mounts: while one exists,
-// the binder keeps the claim's pvc-protection finalizer and its volume's
-// directory. dir is "" while the claim is being resolved, the directory
-// once mounted.
-type claimUse struct {
-	namespace, name string
-	dir             string
+// setupClaims runs the runtime's claim binder (claims.Binder) with the
+// manager, so that every claim is provisioned and bound as it is created,
+// and deleted claims are let go and their volumes reclaimed, whether a
+// replica uses them or not. SetupWithManager calls it once the runtime
+// has its API client: the binder is part of the runtime, as a replica
+// that names a claim would otherwise wait for a binding nothing makes.
+// The binder asks the runtime which claims replicas use (claimUses).
+func (rt *Runtime) setupClaims(mgr ctrl.Manager) error {
+	if rt.client == nil {
+		return errors.New("claim binder: the runtime has no API client yet")
+	}
+	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		b := &claims.Binder{Client: rt.client, Reader: rt.reader, Root: rt.opts.claimsDir(), Uses: rt.claimUses,
+			FieldOwner: fieldOwner, Log: rt.log.WithName("claims")}
+		b.Run(ctx)
+		return nil
+	}))
 }
 
 // claimUses is what every replica of the runtime uses. A replica stays
 // listed in rt.deployments until its processes are gone, and stops using
 // its claims then (removeVolumes), so a directory is never taken from
 // under a process.
-func (rt *Runtime) claimUses() []claimUse {
+func (rt *Runtime) claimUses() []claims.Use {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	var out []claimUse
+	var out []claims.Use
 	for _, st := range rt.deployments {
 		for _, r := range st.replicas {
 			out = append(out, r.volumes.uses()...)
@@ -72,27 +78,13 @@ func (rt *Runtime) claimUses() []claimUse {
 	return out
 }
 
-// usesClaim reports a use of the claim namespace/name.
-func usesClaim(uses []claimUse, namespace, name string) bool {
-	return slices.ContainsFunc(uses, func(u claimUse) bool { return u.namespace == namespace && u.name == name })
-}
-
-// usesDir reports a use of dir, the directory of a volume bound to the
-// claim namespace/name: a replica mounting it, or one still resolving the
-// claim, which may be about to.
-func usesDir(uses []claimUse, namespace, name, dir string) bool {
-	return slices.ContainsFunc(uses, func(u claimUse) bool {
-		return u.dir == dir || u.dir == "" && u.namespace == namespace && u.name == name
-	})
-}
-
-func (v *podVolumes) uses() []claimUse {
+func (v *podVolumes) uses() []claims.Use {
 	v.claimsMu.Lock()
 	defer v.claimsMu.Unlock()
 	return slices.Clone(v.using)
 }
 
-func (v *podVolumes) setUsing(uses []claimUse) {
+func (v *podVolumes) setUsing(uses []claims.Use) {
 	v.claimsMu.Lock()
 	defer v.claimsMu.Unlock()
 	v.using = uses
@@ -104,10 +96,10 @@ func (v *podVolumes) resolved() map[string]claimMount {
 	return v.claims
 }
 
-func (v *podVolumes) setResolved(claims map[string]claimMount, uses []claimUse) {
+func (v *podVolumes) setResolved(mounts map[string]claimMount, uses []claims.Use) {
 	v.claimsMu.Lock()
 	defer v.claimsMu.Unlock()
-	v.claims, v.using = claims, uses
+	v.claims, v.using = mounts, uses
 }
 
 // claimMount is a claim volume as a replica mounts it.
@@ -115,10 +107,7 @@ type claimMount struct {
 	dir string
 	// readOnly is the volume's: every mount of it is read-only.
 	readOnly bool
-	// owned: the pod's fsGroup applies, as the kubelet applies it to a
-	// volume whose plugin manages ownership — a local volume, or one knit
-	// dev provisioned, standing in for a provisioner's — and never to a
-	// hostPath someone named, which the kubelet leaves alone too.
+	// owned: the pod's fsGroup applies (claims.VolumeDir says when).
 	owned bool
 }
 
@@ -179,11 +168,11 @@ func (r *replica) claimMounts(ctx context.Context) (map[string]claimMount, error
 	if !hasClaims(r.spec) {
 		return nil, nil
 	}
-	claims, waiting, err := r.resolveClaims(ctx)
+	mounts, waiting, err := r.resolveClaims(ctx)
 	if err == nil && waiting != "" {
 		err = errors.New(waiting)
 	}
-	return claims, err
+	return mounts, err
 }
 
 // resolveClaims reads the pod's claims and their volumes from the API
@@ -192,21 +181,21 @@ func (r *replica) claimMounts(ctx context.Context) (map[string]claimMount, error
 // wait for them. The replica marks the claims it uses before it reads
 // them, so the binder, which checks the marks before it lets a claim go,
 // either sees them or lets go a claim the read then finds deleted.
-func (r *replica) resolveClaims(ctx context.Context) (claims map[string]claimMount, waiting string, err error) {
+func (r *replica) resolveClaims(ctx context.Context) (mounts map[string]claimMount, waiting string, err error) {
 	r.volumes.resolving.Lock()
 	defer r.volumes.resolving.Unlock()
 	if done := r.volumes.resolved(); done != nil {
 		return done, "", nil
 	}
-	var marks []claimUse
+	var marks []claims.Use
 	for _, v := range r.spec.Volumes {
 		if v.PersistentVolumeClaim != nil {
-			marks = append(marks, claimUse{namespace: r.pod.Namespace, name: v.PersistentVolumeClaim.ClaimName})
+			marks = append(marks, claims.Use{Namespace: r.pod.Namespace, Name: v.PersistentVolumeClaim.ClaimName})
 		}
 	}
 	r.volumes.setUsing(marks)
-	claims = map[string]claimMount{}
-	var uses []claimUse
+	mounts = map[string]claimMount{}
+	var uses []claims.Use
 	for _, v := range r.spec.Volumes {
 		if v.PersistentVolumeClaim == nil {
 			continue
@@ -219,11 +208,11 @@ func (r *replica) resolveClaims(ctx context.Context) (claims map[string]claimMou
 			}
 			return nil, waiting, err
 		}
-		claims[v.Name] = m
-		uses = append(uses, claimUse{namespace: r.pod.Namespace, name: v.PersistentVolumeClaim.ClaimName, dir: m.dir})
+		mounts[v.Name] = m
+		uses = append(uses, claims.Use{Namespace: r.pod.Namespace, Name: v.PersistentVolumeClaim.ClaimName, Dir: m.dir})
 	}
-	r.volumes.setResolved(claims, uses)
-	return claims, "", nil
+	r.volumes.setResolved(mounts, uses)
+	return mounts, "", nil
 }
 
 // resolveClaim is the directory of the claim a volume names, or, in the
@@ -252,56 +241,11 @@ func resolveClaim(ctx context.Context, reader client.Reader, namespace string, s
 	case pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != claim.UID:
 		return m, "pod has unbound immediate PersistentVolumeClaims", nil
 	}
-	dir, owned, err := persistentVolumeDir(&pv)
+	dir, owned, err := claims.VolumeDir(&pv)
 	if err != nil {
 		return m, "", fmt.Errorf("persistentvolumeclaim %q: persistentvolume %q: %w", src.ClaimName, pv.Name, err)
 	}
 	return claimMount{dir: dir, readOnly: src.ReadOnly, owned: owned}, "", nil
-}
-
-// persistentVolumeDir is the directory of this machine a persistent volume
-// is: a hostPath's path, made when its type is DirectoryOrCreate as the
-// kubelet makes it (knit dev's own volumes are, so a directory removed by
-// hand comes back empty rather than failing every replica), or a local
-// volume's. owned: see claimMount.
-func persistentVolumeDir(pv *corev1.PersistentVolume) (dir string, owned bool, err error) {
-	switch s := pv.Spec.PersistentVolumeSource; {
-	case s.HostPath != nil:
-		dir, owned = s.HostPath.Path, provisionedByKnit(pv)
-		if ptr.Deref(s.HostPath.Type, corev1.HostPathUnset) == corev1.HostPathDirectoryOrCreate {
-			mode, parents := os.FileMode(0o755), os.FileMode(0o755)
-			if owned {
-				mode, parents = claimDirMode, 0o700
-			}
-			if err := makeDir(dir, mode, parents); err != nil {
-				return "", false, err
-			}
-		}
-	case s.Local != nil:
-		dir, owned = s.Local.Path, true
-	default:
-		return "", false, errors.New("knit dev mounts hostPath and local persistent volumes only: directories of this machine")
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return "", false, fmt.Errorf("hostPath type check failed: %s is not a directory", dir)
-	}
-	return dir, owned, nil
-}
-
-// makeDir makes dir with exactly mode (not masked by the umask), and its
-// missing parents with parents, when it is missing; one that exists is
-// left as it is, as its users changed it.
-func makeDir(dir string, mode, parents os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(dir), parents); err != nil {
-		return err
-	}
-	if err := os.Mkdir(dir, mode); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return nil
-		}
-		return err
-	}
-	return os.Chmod(dir, mode)
 }
 
 // ownClaim gives a claim's directory to the pod's fsGroup as the kubelet

@@ -24,6 +24,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knitops/knit/local/claims"
 )
 
 // startClaims starts the suite, whose runtime's SetupWithManager starts
@@ -95,7 +97,7 @@ func TestClaimBoundAsKubernetesBindsIt(t *testing.T) {
 	oneGi := resource.MustParse("1Gi")
 	if claim.Spec.VolumeName != "pvc-"+string(claim.UID) || !claim.Status.Capacity.Storage().Equal(oneGi) ||
 		len(claim.Status.AccessModes) != 1 || claim.Status.AccessModes[0] != corev1.ReadWriteOnce ||
-		claim.Annotations[annBindCompleted] != "yes" || claim.Annotations[annBoundByController] != "yes" {
+		claim.Annotations["pv.kubernetes.io/bind-completed"] != "yes" || claim.Annotations["pv.kubernetes.io/bound-by-controller"] != "yes" {
 		t.Errorf("claim: volumeName %q, status %+v, annotations %v", claim.Spec.VolumeName, claim.Status, claim.Annotations)
 	}
 	ref := pv.Spec.ClaimRef
@@ -105,7 +107,7 @@ func TestClaimBoundAsKubernetesBindsIt(t *testing.T) {
 	if pv.Status.Phase != corev1.VolumeBound || pv.Spec.HostPath == nil || pv.Spec.HostPath.Path != dir ||
 		!pv.Spec.Capacity.Storage().Equal(oneGi) || len(pv.Spec.AccessModes) != 1 || pv.Spec.AccessModes[0] != corev1.ReadWriteOnce ||
 		pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete || pv.Spec.StorageClassName != "local" ||
-		pv.Annotations[annProvisionedBy] != claimProvisioner {
+		pv.Annotations["pv.kubernetes.io/provisioned-by"] != claims.Provisioner {
 		t.Errorf("volume: spec %+v, status %+v, annotations %v; want a hostPath at %s", pv.Spec, pv.Status, pv.Annotations, dir)
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o777 {
@@ -225,7 +227,7 @@ func TestClaimSharedAndKept(t *testing.T) {
 	if err := suite.client.Delete(ctx, claim); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * claimResync) // passes enough to take it, were it not in use
+	time.Sleep(3 * claims.Resync) // passes enough to take it, were it not in use
 	if _, err := os.Stat(filepath.Join(dir, "note")); err != nil {
 		t.Errorf("a deleted claim's directory went while a replica used it: %v", err)
 	}

@@ -69,7 +69,7 @@ func (r *replica) runContainer(ctx context.Context, ref containerRef) (completed
 		return false
 	}
 	defer func() {
-		if err := cg.remove(); err != nil {
+		if err := cg.Remove(); err != nil {
 			log.Error(err, "Container cgroup not removed")
 		}
 	}()
@@ -82,7 +82,7 @@ func (r *replica) runContainer(ctx context.Context, ref containerRef) (completed
 	for {
 		stdout.Reset()
 		stderr.Reset()
-		oomBefore := cg.oomKills()
+		oomBefore := cg.OOMKills()
 		p, run, err := r.startRun(ctx, c, l, output{log: logFile, stdout: stdout, stderr: stderr}, cg)
 		if err != nil {
 			streak++
@@ -121,7 +121,7 @@ func (r *replica) runContainer(ctx context.Context, ref containerRef) (completed
 			grace, began := r.gracePeriod(), time.Now()
 			r.preStop(c, l, grace, log)
 			p.stop(max(grace-time.Since(began), 0), r.rt.killed)
-			exit := exitOf(p, c, cg.oomKills() > oomBefore, nil)
+			exit := exitOf(p, c, cg.OOMKills() > oomBefore, nil)
 			r.teardownOCI(run)
 			r.update(ref, func(s *containerState) {
 				s.running, s.ready, s.pid = false, false, 0
@@ -129,14 +129,14 @@ func (r *replica) runContainer(ctx context.Context, ref containerRef) (completed
 			})
 			return false
 		}
-		oomed := cg.oomKills() > oomBefore // before teardown removes an image's cgroup
+		oomed := cg.OOMKills() > oomBefore // before teardown removes an image's cgroup
 		r.teardownOCI(run)
 		if ref.init && unhealthy == "" && !oomed && p.succeeded() {
 			r.update(ref, func(s *containerState) { s.complete(exitOf(p, c, false, nil)) })
 			log.Info("Init container completed", "ran", time.Since(p.started).Round(time.Millisecond), "log", logPath)
 			return true
 		}
-		desc := cg.describeExit(p, oomed)
+		desc := describeExit(cg, p, oomed)
 		streak = backoff.crashesInARow(streak, time.Since(p.started))
 		lines := stderr.Lines()
 		if len(lines) == 0 {

@@ -37,8 +37,9 @@ const shutdownSlack = 5 * time.Second
 // SetupWithManager registers the runtime's three controllers — revision
 // Deployments into processes, Services into EndpointSlices, replicas into
 // Pods — and its claim binder (knit dev's provisioner and PV controller,
-// claimsbinder.go), and stops every replica when the manager stops. It is
-// the runtime's one entry point: whoever runs the runtime gets all of it.
+// package claims: setupClaims), and stops every replica when the manager
+// stops. It is the runtime's one entry point: whoever runs the runtime gets
+// all of it.
 func (rt *Runtime) SetupWithManager(mgr ctrl.Manager) error {
 	rt.log = mgr.GetLogger().WithName("local-runtime")
 	// Before anything starts: what a killed knit dev left behind.
@@ -96,7 +97,7 @@ func (rt *Runtime) SetupWithManager(mgr ctrl.Manager) error {
 		stopCtx, cancel := context.WithTimeout(context.Background(), rt.opts.ShutdownGracePeriod+shutdownSlack)
 		defer cancel()
 		err := rt.Shutdown(stopCtx)
-		if cgErr := rt.cgroups.tree.close(); cgErr != nil {
+		if cgErr := rt.cgroups.tree.Close(); cgErr != nil {
 			rt.log.Error(cgErr, "Runtime cgroup not removed")
 		}
 		return err

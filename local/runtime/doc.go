@@ -26,6 +26,20 @@
 // priorityClassName (beyond admission) and schedulerName decide nothing
 // on one node and are left alone.
 //
+// # Where the mechanisms live
+//
+// This package is the orchestration: replicas, their pods and containers,
+// placement, supervision and status. The mechanisms it drives are
+// packages of their own, each behind a small API: package images (pulling
+// and keeping images), package engine (the OCI spec and runc), package
+// cgroups (the cgroup tree, limits and OOM kills: see Resources), package
+// netns (isolated replicas' network namespaces and veth pairs: see
+// Networks) and package claims (the PersistentVolumeClaim binder: see
+// Volumes). What is still here, by file: builds (build.go, buildkey.go),
+// volumes and their mounts (podvolumes.go, volumes.go, mounts*.go), the
+// container's view (view.go, confine*.go), probes, /etc/hosts and
+// resolv.conf (etcfiles.go) and node fit (nodefit.go).
+//
 // # Images
 //
 //   - ko://<import path> is built with `go build` in Options.ModuleDir
@@ -87,7 +101,10 @@
 // machine's addresses other than loopback, nothing further. Each process
 // is forked from a thread that stepped into the namespace; the namespace
 // and the veth pair go when the replica's last process does (with knit
-// dev, whatever kills it).
+// dev, whatever kills it). The namespaces, veth pairs and addresses are
+// package netns's, whose pool keeps one network made ahead of need so a
+// cold start does not wait for the kernel; this package decides which
+// replica gets one and what listens where.
 //
 // # Ports and environment
 //
@@ -362,9 +379,10 @@
 //
 // A persistentVolumeClaim is a directory of this machine that outlives
 // replicas and Revisions. knit dev is the cluster's provisioner, PV
-// controller and pvc- and pv-protection controllers (claims.go,
-// claimsbinder.go; the runtime's SetupWithManager starts the binder with
-// the runtime's controllers): every Pending claim in the API server gets a
+// controller and pvc- and pv-protection controllers (package claims's
+// Binder, which the runtime's SetupWithManager starts with the runtime's
+// controllers and answers which claims replicas use; claims.go here is
+// what a replica waits for and mounts): every Pending claim in the API server gets a
 // directory, <state>/claims/<namespace>/<claim>-<uid> (0777, as
 // local-path provisioners make theirs), and a PersistentVolume
 // pvc-<uid> — hostPath to it, the claim's request as capacity (recorded,
@@ -484,7 +502,9 @@
 // cgroup dies with it, and the cgroups go with the replica. Without
 // cgroups (not root, a controller not delegated, not Linux) replicas run
 // unlimited and knit dev warns once, when a container that asks for
-// limits starts.
+// limits starts. The tree, the kubelet's arithmetic and the files are
+// package cgroups's; this package makes a container's cgroup when the
+// container starts, starts its processes in it and reports its OOM kills.
 //
 // # Logs
 //

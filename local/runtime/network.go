@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os/exec"
 	goruntime "runtime"
+
+	"github.com/knitops/knit/local/netns"
 )
 
 // Network is where a replica's processes listen, which decides who can
@@ -33,11 +35,11 @@ const (
 
 // podNetwork is one replica's network: the address its endpoints, probes
 // and downward API name, and for an isolated replica the namespace its
-// processes start in.
+// processes start in (package netns).
 type podNetwork struct {
 	ip   string
-	host string        // this machine's address as the replica reaches it
-	ns   *netNamespace // nil in the shared network
+	host string           // this machine's address as the replica reaches it
+	ns   *netns.Namespace // nil in the shared network
 }
 
 // sharedNetwork is every replica's network in NetworkShared.
@@ -48,7 +50,17 @@ func (rt *Runtime) openNetwork() (*podNetwork, error) {
 	if rt.netPool == nil {
 		return sharedNetwork, nil
 	}
-	return rt.netPool.open()
+	ns, err := rt.netPool.Open()
+	if err != nil {
+		return nil, err
+	}
+	return isolatedNetwork(ns), nil
+}
+
+// isolatedNetwork is the network of a replica in a namespace of its own,
+// at its end of the namespace's veth pair.
+func isolatedNetwork(ns *netns.Namespace) *podNetwork {
+	return &podNetwork{ip: ns.PodIP(), host: ns.HostIP(), ns: ns}
 }
 
 func (n *podNetwork) hostIP() string { return n.host }
@@ -61,7 +73,7 @@ func (n *podNetwork) start(cmd *exec.Cmd) (stuck bool, err error) {
 	if n == nil || n.ns == nil {
 		return false, cmd.Start()
 	}
-	return n.ns.start(cmd)
+	return n.ns.Start(cmd)
 }
 
 // close releases the namespace once no process runs in it.
@@ -69,22 +81,22 @@ func (n *podNetwork) close() error {
 	if n == nil || n.ns == nil {
 		return nil
 	}
-	return n.ns.close()
+	return n.ns.Close()
 }
 
 // CheckIsolation says whether this machine can give replicas networks of
 // their own (NetworkIsolated): it makes one, with its veth pair, and
 // removes it.
 func CheckIsolation() error {
-	pool, err := newNetPool()
+	pool, err := netns.NewPool()
 	if err != nil {
 		return err
 	}
-	n, err := pool.open()
+	n, err := pool.Open()
 	if err != nil {
 		return fmt.Errorf("isolated replica networks: %w", err)
 	}
-	return n.close()
+	return n.Close()
 }
 
 // run runs cmd in the network and waits for it.

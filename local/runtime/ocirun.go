@@ -15,6 +15,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/knitops/knit/local/cgroups"
 	"github.com/knitops/knit/local/engine"
 	"github.com/knitops/knit/local/images"
 )
@@ -67,10 +68,10 @@ func (r *replica) resolveOCI(ctx context.Context, c *corev1.Container, env *envL
 	if f := ociSecurity(r.spec, c, &cfg); f != nil {
 		return f
 	}
-	lim := containerLimits(c.Resources)
-	cfg.Memory, cfg.CPUShares = lim.memory, uint64(lim.cpuShares)
-	if lim.cpuQuota > 0 {
-		cfg.CPUQuota, cfg.CPUPeriod = lim.cpuQuota, cpuPeriodMicros
+	lim := cgroups.ContainerLimits(c.Resources)
+	cfg.Memory, cfg.CPUShares = lim.Memory, uint64(lim.CPUShares)
+	if lim.CPUQuota > 0 {
+		cfg.CPUQuota, cfg.CPUPeriod = lim.CPUQuota, cgroups.CPUPeriodMicros
 	}
 	l.argv, l.env, l.dir = argv, cfg.Env, cfg.Cwd
 	l.oci = &ociLaunch{image: img, config: cfg}
@@ -87,7 +88,7 @@ type ociRun struct {
 // run in the replica's network and the container's cgroup (runc's own
 // cgroup for the container is a child of it, so the kubelet-style limits
 // knit wrote bound it). teardown must follow the run's end.
-func (r *replica) startOCI(ctx context.Context, c *corev1.Container, o *ociLaunch, out output, cg *containerCgroup) (*process, *ociRun, error) {
+func (r *replica) startOCI(ctx context.Context, c *corev1.Container, o *ociLaunch, out output, cg *cgroups.Container) (*process, *ociRun, error) {
 	oci := r.rt.opts.OCI
 	o.mu.Lock()
 	o.runs++
@@ -107,7 +108,7 @@ func (r *replica) startOCI(ctx context.Context, c *corev1.Container, o *ociLaunc
 	return p, run, nil
 }
 
-func (r *replica) startOCIRun(ctx context.Context, c *corev1.Container, o *ociLaunch, run *ociRun, out output, cg *containerCgroup) (*process, error) {
+func (r *replica) startOCIRun(ctx context.Context, c *corev1.Container, o *ociLaunch, run *ociRun, out output, cg *cgroups.Container) (*process, error) {
 	oci := r.rt.opts.OCI
 	rootfs := filepath.Join(run.bundle, "rootfs")
 	if err := os.MkdirAll(rootfs, 0o700); err != nil {
@@ -246,7 +247,7 @@ func lookupEnv(env []string, name string) (string, bool) {
 
 // startRun starts one run of the container: through the engine for an
 // image, else as a process of this machine.
-func (r *replica) startRun(ctx context.Context, c *corev1.Container, l launch, out output, cg *containerCgroup) (*process, *ociRun, error) {
+func (r *replica) startRun(ctx context.Context, c *corev1.Container, l launch, out output, cg *cgroups.Container) (*process, *ociRun, error) {
 	if l.oci != nil {
 		return r.startOCI(ctx, c, l.oci, out, cg)
 	}

@@ -17,6 +17,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knitops/knit/local/claims"
 )
 
 // podVolumes are a replica's volumes on disk, under
@@ -42,7 +44,7 @@ type podVolumes struct {
 	claimsMu sync.Mutex
 	// using is every claim the replica is resolving or mounts, which the
 	// binder must neither let go nor reclaim.
-	using []claimUse
+	using []claims.Use
 	// claims are the pod's claim volumes by name, once all are resolved.
 	claims map[string]claimMount
 }

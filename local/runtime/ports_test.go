@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/knitops/knit/local/netns"
 )
 
 // sequentialPorts hands out 40000, 40001, … so tests know the mapping.
@@ -223,7 +225,7 @@ func TestContainerEnv(t *testing.T) {
 	if got[0] != "PATH=/usr/bin:/bin" || got[1] != "HOSTNAME="+pod.Name || got[2] != "HOST=127.0.0.1" || len(got) != 3+len(want) {
 		t.Errorf("process env = %q; want PATH, HOSTNAME, HOST (the shared network's bind hint), then the container's", got)
 	}
-	isolated := &podNetwork{ip: "169.254.64.2", host: "169.254.64.1", ns: &netNamespace{}}
+	isolated := &podNetwork{ip: "169.254.64.2", host: "169.254.64.1", ns: &netns.Namespace{}}
 	if got := processEnv(nil, pod, isolated, env); got[0] != "HOSTNAME="+pod.Name || len(got) != 1+len(want) {
 		t.Errorf("isolated process env = %q; want HOSTNAME, then the container's: no HOST, the app may bind anything", got)
 	}

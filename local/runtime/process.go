@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/knitops/knit/local/cgroups"
 )
 
 // drainTimeout bounds how long output is read after a process exits, in
@@ -48,7 +50,7 @@ type output struct {
 // serves another goroutine. cred, when set, is the user the process runs
 // as (the kernel checks its exec of path and its chdir into dir as that
 // user).
-func startProcess(argv, env []string, dir string, out output, net *podNetwork, cg *containerCgroup, mounts *mountPlan, cred *syscall.Credential) (*process, error) {
+func startProcess(argv, env []string, dir string, out output, net *podNetwork, cg *cgroups.Container, mounts *mountPlan, cred *syscall.Credential) (*process, error) {
 	path, err := lookPath(argv[0], env, dir)
 	if err != nil {
 		return nil, err
@@ -95,7 +97,7 @@ func startProcess(argv, env []string, dir string, out output, net *podNetwork, c
 		// The container is over: like the end of a container's cgroup,
 		// nothing it started survives it.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cg.kill()
+		cg.Kill()
 		drained := make(chan struct{})
 		go func() { copying.Wait(); close(drained) }()
 		select {

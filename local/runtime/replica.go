@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/knitops/knit/local/cgroups"
 )
 
 // crashVisibleFor is how long a restarted container must run and be
@@ -45,7 +47,7 @@ type replica struct {
 	// could not be made.
 	net    *podNetwork
 	netErr error
-	cgroup *podCgroup // set before any container starts; nil without cgroups
+	cgroup *cgroups.Pod // set before any container starts; nil without cgroups
 	// pidNS is the PID namespace the containers of images join, set by
 	// openSandbox before any starts when the pod shares its process
 	// namespace; nil otherwise.
@@ -217,7 +219,7 @@ func (r *replica) start(pod *corev1.Pod) {
 			}
 			return
 		}
-		r.cgroup = r.rt.cgroups.tree.pod(string(r.pod.UID))
+		r.cgroup = r.rt.cgroups.tree.Pod(string(r.pod.UID))
 		synced := make(chan struct{})
 		go func() {
 			defer close(synced)
@@ -226,7 +228,7 @@ func (r *replica) start(pod *corev1.Pod) {
 		r.runContainers(ctx)
 		cancel()
 		<-synced // no volume is being written when they are removed
-		if err := r.cgroup.remove(); err != nil {
+		if err := r.cgroup.Remove(); err != nil {
 			r.log.Error(err, "Replica cgroup not removed")
 		}
 		if err := r.removeVolumes(); err != nil {

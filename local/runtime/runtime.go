@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knitops/knit/local/netns"
 )
 
 // errShutdown is returned once Shutdown has begun: nothing new starts.
@@ -35,7 +37,7 @@ type Runtime struct {
 	sliceWriter client.Client
 	queues      queues
 	pods        podPublisher
-	netPool     *netPool // NetworkIsolated's; nil when replicas share the host's
+	netPool     *netns.Pool // NetworkIsolated's; nil when replicas share the host's
 	cgroups     replicaCgroups
 	node        *node // what replicas asked of this machine
 
@@ -102,13 +104,13 @@ func New(opts Options) (*Runtime, error) {
 			return nil, fmt.Errorf("local runtime: %w", err)
 		}
 	}
-	var pool *netPool
+	var pool *netns.Pool
 	if opts.Network == NetworkIsolated {
 		var err error
-		if pool, err = newNetPool(); err != nil {
+		if pool, err = netns.NewPool(); err != nil {
 			return nil, fmt.Errorf("local runtime: %w", err)
 		}
-		pool.refill() // the first replica need not wait for its network either
+		pool.Refill() // the first replica need not wait for its network either
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	rt := &Runtime{
@@ -182,7 +184,7 @@ func (rt *Runtime) Shutdown(ctx context.Context) error {
 		err = fmt.Errorf("local runtime: replicas did not stop gracefully in time and were killed: %w", ctx.Err())
 	}
 	if rt.netPool != nil {
-		if spareErr := rt.netPool.closeSpare(); spareErr != nil {
+		if spareErr := rt.netPool.CloseSpare(); spareErr != nil {
 			err = errors.Join(err, fmt.Errorf("local runtime: the spare replica network: %w", spareErr))
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/knitops/knit/local/cgroups"
 )
 
 // containerView is what container c's processes see, where this machine
@@ -24,7 +26,7 @@ import (
 // machine's sysctls through /proc, or has a hostname other than its pod's.
 // Elsewhere it is l.mounts alone (a replica that mounts a volume was
 // refused before it got here).
-func (r *replica) containerView(c *corev1.Container, l launch, cg *containerCgroup) *mountPlan {
+func (r *replica) containerView(c *corev1.Container, l launch, cg *cgroups.Container) *mountPlan {
 	if mountSupport() != nil {
 		return l.mounts
 	}
@@ -32,7 +34,7 @@ func (r *replica) containerView(c *corev1.Container, l launch, cg *containerCgro
 	if l.mounts != nil {
 		*view = *l.mounts
 	}
-	view.mounts = append(slices.Clone(view.mounts), cg.view()...)
+	view.mounts = append(slices.Clone(view.mounts), cgroupView(cg)...)
 	view.mounts = append(view.mounts, l.etc...)
 	if l.image != nil {
 		view.mounts = append(view.mounts, *l.image)

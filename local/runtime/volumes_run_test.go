@@ -290,7 +290,7 @@ func TestVolumesFollowTheirObjects(t *testing.T) {
 	waitForDeployment(t, key, 10*time.Second, "still available", available)
 }
 
-type claims struct {
+type tokenClaims struct {
 	Audience []string `json:"aud"`
 	Subject  string   `json:"sub"`
 	IssuedAt int64    `json:"iat"`
@@ -298,14 +298,14 @@ type claims struct {
 }
 
 // jwtClaims reads a JWT's claims, unverified: the API server made it.
-func jwtClaims(t *testing.T, token string) claims {
+func jwtClaims(t *testing.T, token string) tokenClaims {
 	t.Helper()
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
 		t.Fatalf("token %q is not a JWT", token)
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
-	var c claims
+	var c tokenClaims
 	if err == nil {
 		err = json.Unmarshal(raw, &c)
 	}

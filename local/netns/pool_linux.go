@@ -1,4 +1,4 @@
-package runtime
+package netns
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
+	vnetns "github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,11 +27,12 @@ var (
 // podInterface is the replica's end of its veth pair, as in a pod.
 const podInterface = "eth0"
 
-// netPool hands out replica networks. Two knit devs on one machine never
-// share a slot: the host's end of the veth is named after it, and the
-// kernel refuses a second link of that name.
-type netPool struct {
-	host netns.NsHandle // this process's own network namespace
+// Pool hands out replica networks, each a Namespace in a /30 of its own.
+// Two knit devs on one machine never share a slot: the host's end of the
+// veth is named after it, and the kernel refuses a second link of that
+// name.
+type Pool struct {
+	host vnetns.NsHandle // this process's own network namespace
 	mu   sync.Mutex
 	used map[int]bool
 	// spare is a network made ahead of need: a replica's start, on a cold
@@ -39,25 +40,29 @@ type netPool struct {
 	// namespace and a veth pair (2–10 ms here), and another is made in
 	// the background. refilling says one is being made; closed that no
 	// more are (shutdown).
-	spare     *podNetwork
+	spare     *Namespace
 	refilling bool
 	closed    bool
 }
 
-// netNamespace is an isolated replica's network namespace and the veth
-// pair into it.
-type netNamespace struct {
-	pool *netPool
-	slot int
-	ns   netns.NsHandle
+// Namespace is an isolated replica's network namespace and the veth pair
+// into it, addressed in its slot's /30.
+type Namespace struct {
+	pool     *Pool
+	slot     int
+	ns       vnetns.NsHandle
+	ip, host string // the replica's end's address and the host's
 }
 
-func newNetPool() (*netPool, error) {
-	host, err := netns.GetFromPath("/proc/self/ns/net")
+// NewPool makes a pool of replica networks, remembering this process's
+// own network namespace, where every thread returns after forking into
+// one. It fails where network namespaces cannot be had.
+func NewPool() (*Pool, error) {
+	host, err := vnetns.GetFromPath("/proc/self/ns/net")
 	if err != nil {
 		return nil, fmt.Errorf("this process's network namespace: %w", err)
 	}
-	return &netPool{host: host, used: map[int]bool{}}, nil
+	return &Pool{host: host, used: map[int]bool{}}, nil
 }
 
 func slotAddrs(slot int) (host, pod net.IP) {
@@ -69,9 +74,9 @@ func slotAddrs(slot int) (host, pod net.IP) {
 
 func hostLinkName(slot int) string { return fmt.Sprintf("knr%03x", slot) }
 
-// open hands out a replica network: the spare if there is one, else one
+// Open hands out a replica network: the spare if there is one, else one
 // made now; either way another spare is then made in the background.
-func (p *netPool) open() (*podNetwork, error) {
+func (p *Pool) Open() (*Namespace, error) {
 	p.mu.Lock()
 	n := p.spare
 	p.spare = nil
@@ -80,13 +85,15 @@ func (p *netPool) open() (*podNetwork, error) {
 	if n == nil {
 		n, err = p.make()
 	}
-	p.refill()
+	p.Refill()
 	return n, err
 }
 
-// refill makes a spare network in the background unless there is one,
-// one is being made, or the pool is closed.
-func (p *netPool) refill() {
+// Refill makes a spare network in the background unless there is one,
+// one is being made, or the pool is closed: Open hands it out at once, on
+// a cold start's path. Open refills by itself; a new pool's first spare
+// is the caller's to ask for.
+func (p *Pool) Refill() {
 	p.mu.Lock()
 	if p.spare != nil || p.refilling || p.closed {
 		p.mu.Unlock()
@@ -104,23 +111,24 @@ func (p *netPool) refill() {
 		}
 		p.mu.Unlock()
 		if err == nil && !keep {
-			_ = n.close()
+			_ = n.Close()
 		}
 	}()
 }
 
-// closeSpare stops making spares and removes the one made, at shutdown.
-func (p *netPool) closeSpare() error {
+// CloseSpare stops making spares and removes the one made, at shutdown.
+// Networks handed out are their holders' to close.
+func (p *Pool) CloseSpare() error {
 	p.mu.Lock()
 	p.closed = true
 	n := p.spare
 	p.spare = nil
 	p.mu.Unlock()
-	return n.close()
+	return n.Close()
 }
 
 // make makes a replica network in a free slot.
-func (p *netPool) make() (*podNetwork, error) {
+func (p *Pool) make() (*Namespace, error) {
 	taken, err := p.hostSubnets()
 	if err != nil {
 		return nil, err
@@ -138,15 +146,14 @@ func (p *netPool) make() (*podNetwork, error) {
 			p.release(slot)
 			return nil, err
 		}
-		host, pod := slotAddrs(slot)
-		return &podNetwork{ip: pod.String(), host: host.String(), ns: n}, nil
+		return n, nil
 	}
 	return nil, errors.New("no free replica network after 32 tries")
 }
 
 // hostSubnets are the slots whose /30 holds an address of this machine:
 // someone else's, never to be shadowed.
-func (p *netPool) hostSubnets() (map[int]bool, error) {
+func (p *Pool) hostSubnets() (map[int]bool, error) {
 	addrs, err := net.InterfaceAddrs()
 	if err != nil {
 		return nil, fmt.Errorf("this machine's addresses: %w", err)
@@ -162,7 +169,7 @@ func (p *netPool) hostSubnets() (map[int]bool, error) {
 	return taken, nil
 }
 
-func (p *netPool) reserve(taken map[int]bool) (int, bool) {
+func (p *Pool) reserve(taken map[int]bool) (int, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	start := rand.IntN(poolSlots)
@@ -176,7 +183,7 @@ func (p *netPool) reserve(taken map[int]bool) (int, bool) {
 	return 0, false
 }
 
-func (p *netPool) release(slot int) {
+func (p *Pool) release(slot int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.used, slot)
@@ -185,15 +192,15 @@ func (p *netPool) release(slot int) {
 // create makes the namespace, its loopback, and the veth pair with both
 // ends addressed and up and the replica's default route through the
 // host's end. EEXIST: the slot is another process's.
-func (p *netPool) create(slot int) (_ *netNamespace, err error) {
+func (p *Pool) create(slot int) (_ *Namespace, err error) {
 	ns, hostH, podH, err := p.unshare()
 	if err != nil {
 		return nil, err
 	}
 	defer hostH.Close()
 	defer podH.Close()
-	n := &netNamespace{pool: p, slot: slot, ns: ns}
 	hostIP, podIP := slotAddrs(slot)
+	n := &Namespace{pool: p, slot: slot, ns: ns, ip: podIP.String(), host: hostIP.String()}
 	name := hostLinkName(slot)
 	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: name}, PeerName: podInterface, PeerNamespace: netlink.NsFd(ns)}
 	if err := hostH.LinkAdd(veth); err != nil {
@@ -251,9 +258,9 @@ func addrAdd(h *netlink.Handle, name string, ip net.IP) error {
 // unshare makes a network namespace, with a netlink handle into it and
 // one into this process's own. It runs on a thread of its own, which dies
 // with its goroutine if it cannot come back.
-func (p *netPool) unshare() (ns netns.NsHandle, hostH, podH *netlink.Handle, err error) {
+func (p *Pool) unshare() (ns vnetns.NsHandle, hostH, podH *netlink.Handle, err error) {
 	type result struct {
-		ns          netns.NsHandle
+		ns          vnetns.NsHandle
 		hostH, podH *netlink.Handle
 		err         error
 	}
@@ -266,16 +273,16 @@ func (p *netPool) unshare() (ns netns.NsHandle, hostH, podH *netlink.Handle, err
 			goruntime.UnlockOSThread()
 			return
 		}
-		if r.ns, r.err = netns.New(); r.err != nil { // the thread is in it now
+		if r.ns, r.err = vnetns.New(); r.err != nil { // the thread is in it now
 			r.hostH.Close()
-			if netns.Set(p.host) == nil {
+			if vnetns.Set(p.host) == nil {
 				goruntime.UnlockOSThread()
 			}
 			r.err = fmt.Errorf("new network namespace: %w", r.err)
 			return
 		}
 		r.podH, r.err = netlink.NewHandle()
-		if back := netns.Set(p.host); back != nil {
+		if back := vnetns.Set(p.host); back != nil {
 			r.err = errors.Join(r.err, fmt.Errorf("return to this process's network namespace: %w", back))
 		} else {
 			goruntime.UnlockOSThread()
@@ -292,23 +299,42 @@ func (p *netPool) unshare() (ns netns.NsHandle, hostH, podH *netlink.Handle, err
 	return r.ns, r.hostH, r.podH, r.err
 }
 
-// start starts cmd inside the namespace: the child is forked from this
+// PodIP is the replica's address, at its end of the veth pair (eth0): the
+// address its endpoints, probes and downward API name.
+func (n *Namespace) PodIP() string { return n.ip }
+
+// HostIP is this machine's address as the replica reaches it: the host's
+// end of the veth pair, the replica's default route.
+func (n *Namespace) HostIP() string { return n.host }
+
+// HostLink is the name of the host's end of the veth pair, as `ip link`
+// lists it: what tells one knit dev's replica networks from another's.
+func (n *Namespace) HostLink() string { return hostLinkName(n.slot) }
+
+// Start starts cmd inside the namespace: the child is forked from this
 // thread while it is in there. The caller's goroutine is locked to its
-// thread.
-func (n *netNamespace) start(cmd *exec.Cmd) (stuck bool, err error) {
-	if err := netns.Set(n.ns); err != nil {
+// thread; stuck reports that the thread could not come back to this
+// process's own namespace and must die with its goroutine (left locked)
+// instead of serving others.
+func (n *Namespace) Start(cmd *exec.Cmd) (stuck bool, err error) {
+	if err := vnetns.Set(n.ns); err != nil {
 		return false, fmt.Errorf("enter the replica's network namespace: %w", err)
 	}
 	startErr := cmd.Start()
-	if err := netns.Set(n.pool.host); err != nil {
+	if err := vnetns.Set(n.pool.host); err != nil {
 		return true, errors.Join(startErr, fmt.Errorf("return to this process's network namespace: %w", err))
 	}
 	return false, startErr
 }
 
-// close deletes the veth pair at once (the kernel would when the
-// namespace goes, in its own time) and lets the namespace go.
-func (n *netNamespace) close() error {
+// Close deletes the veth pair at once (the kernel would when the
+// namespace goes, in its own time) and lets the namespace go, once no
+// process runs in it; its slot can then be handed out again. Closing nil
+// does nothing.
+func (n *Namespace) Close() error {
+	if n == nil {
+		return nil
+	}
 	defer n.pool.release(n.slot)
 	h, err := netlink.NewHandleAt(n.pool.host)
 	if err == nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/knitops/knit/internal/poll"
+	"github.com/knitops/knit/local/netns"
 )
 
 // An app in an isolated replica network that binds every interface is
@@ -31,15 +32,16 @@ func TestIsolatedNetworkIsReachableOnlyAtItsAddress(t *testing.T) {
 		}
 		return
 	}
-	pool, err := newNetPool()
+	pool, err := netns.NewPool()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.closeSpare()
-	n, err := pool.open()
+	defer pool.CloseSpare()
+	ns, err := pool.Open()
 	if err != nil {
 		t.Fatal(err)
 	}
+	n := isolatedNetwork(ns)
 	closed := false
 	defer func() {
 		if !closed {
@@ -93,80 +95,7 @@ func TestIsolatedNetworkIsReachableOnlyAtItsAddress(t *testing.T) {
 	if err := n.close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := net.InterfaceByName(hostLinkName(n.ns.slot)); err == nil {
-		t.Errorf("the veth %s outlived its replica network", hostLinkName(n.ns.slot))
-	}
-}
-
-// TestPoolKeepsASpareNetwork: after a network is handed out another is
-// made ahead of need, the next open hands that one out (up, addressed),
-// and at shutdown the spare's veth pair is removed.
-func TestPoolKeepsASpareNetwork(t *testing.T) {
-	if os.Geteuid() != 0 {
-		return // no isolated networks without root (TestIsolatedNetworkIsReachableOnlyAtItsAddress says so)
-	}
-	pool, err := newNetPool()
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, err := pool.open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer first.close()
-	spare := waitSpare(t, pool)
-	second, err := pool.open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer second.close()
-	if second != spare {
-		t.Fatalf("open made a network (slot %d) while the spare (slot %d) waited", second.ns.slot, spare.ns.slot)
-	}
-	if iface, err := net.InterfaceByName(hostLinkName(second.ns.slot)); err != nil || iface.Flags&net.FlagUp == 0 {
-		t.Errorf("the spare's veth %s: %v, %v; want it up", hostLinkName(second.ns.slot), iface, err)
-	}
-	third := waitSpare(t, pool)
-	if err := pool.closeSpare(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := net.InterfaceByName(hostLinkName(third.ns.slot)); err == nil {
-		t.Errorf("the spare's veth %s outlived the pool's shutdown", hostLinkName(third.ns.slot))
-	}
-	if n, err := pool.open(); err != nil || n == third {
-		t.Errorf("open after shutdown = %v, %v; want a network of its own", n, err)
-	} else {
-		n.close()
-	}
-	pool.mu.Lock()
-	defer pool.mu.Unlock()
-	if pool.spare != nil || pool.refilling {
-		t.Error("a closed pool makes spares")
-	}
-}
-
-func waitSpare(t *testing.T, pool *netPool) *podNetwork {
-	t.Helper()
-	var spare *podNetwork
-	poll.Until(t, "a spare network", 10*time.Millisecond, 10*time.Second, func(context.Context) (bool, string) {
-		pool.mu.Lock()
-		defer pool.mu.Unlock()
-		spare = pool.spare
-		return spare != nil, "none yet"
-	})
-	return spare
-}
-
-func TestSlotAddresses(t *testing.T) {
-	for slot, want := range map[int][2]string{
-		0:    {"169.254.64.1", "169.254.64.2"},
-		1:    {"169.254.64.5", "169.254.64.6"},
-		64:   {"169.254.65.1", "169.254.65.2"},
-		4095: {"169.254.127.253", "169.254.127.254"},
-	} {
-		host, pod := slotAddrs(slot)
-		if host.String() != want[0] || pod.String() != want[1] {
-			t.Errorf("slot %d: host %s pod %s, want %v", slot, host, pod, want)
-		}
+	if _, err := net.InterfaceByName(ns.HostLink()); err == nil {
+		t.Errorf("the veth %s outlived its replica network", ns.HostLink())
 	}
 }

@@ -1,4 +1,4 @@
-package runtime
+package cgroups
 
 import (
 	"errors"
@@ -108,23 +108,24 @@ func errString(err error) string {
 // Which limits go unenforced, and the warning that says so.
 func TestUnenforced(t *testing.T) {
 	noCgroups := errors.New("make cgroup /sys/fs/cgroup/memory/knit-1: permission denied")
-	limited := limits{memory: 1, cpuQuota: 1000, cpuShares: 10}
+	limited := Limits{Memory: 1, CPUQuota: 1000, CPUShares: 10}
 	for _, tc := range []struct {
-		name string
-		c    *replicaCgroups
-		l    limits
-		want string
+		name    string
+		tree    *Tree
+		openErr error
+		l       Limits
+		want    string
 	}{
-		{name: "no limits need nothing", c: &replicaCgroups{err: noCgroups}, l: limits{cpuShares: 2}},
-		{name: "no cgroups", c: &replicaCgroups{err: noCgroups}, l: limited,
+		{name: "no limits need nothing", openErr: noCgroups, l: Limits{CPUShares: 2}},
+		{name: "no cgroups", openErr: noCgroups, l: limited,
 			want: "memory and cpu limits are not enforced: make cgroup /sys/fs/cgroup/memory/knit-1: permission denied"},
-		{name: "no cpu controller", c: &replicaCgroups{tree: &cgroupTree{controllers: []string{"memory"}}}, l: limited,
+		{name: "no cpu controller", tree: &Tree{controllers: []string{"memory"}}, l: limited,
 			want: "cpu limits are not enforced: knit dev's cgroup does not delegate that controller"},
-		{name: "all there", c: &replicaCgroups{tree: &cgroupTree{controllers: []string{"memory", "cpu"}}}, l: limited},
+		{name: "all there", tree: &Tree{controllers: []string{"memory", "cpu"}}, l: limited},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.c.unenforced(tc.l); got != tc.want {
-				t.Errorf("unenforced = %q, want %q", got, tc.want)
+			if got := tc.tree.Unenforced(tc.l, tc.openErr); got != tc.want {
+				t.Errorf("Unenforced = %q, want %q", got, tc.want)
 			}
 		})
 	}

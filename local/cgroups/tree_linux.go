@@ -1,4 +1,4 @@
-package runtime
+package cgroups
 
 import (
 	"bufio"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,14 +140,14 @@ func detectCgroupHost() (cgroupHost, error) {
 	return parseCgroupHost(procCgroup, mountinfo)
 }
 
-// cgroupTree is a runtime's cgroups, below knit dev's own as the kubelet's
+// Tree is a runtime's cgroups, below knit dev's own as the kubelet's
 // are below its kubepods: <own>/knit-<instance>/pod<uid>/<container>. The
 // levels above a container keep the kernel's default weight, so replicas
 // together compete with the rest of the machine as one process does, and
 // a container's shares only divide its replica's CPU among its containers
 // (a BestEffort container's 2 shares would starve it against knit dev and
 // the user's editor if they were siblings).
-type cgroupTree struct {
+type Tree struct {
 	v2          bool
 	own         map[string]string // controller → knit dev's own cgroup ("" in v2)
 	points      map[string]string // controller → where its hierarchy is mounted
@@ -154,20 +155,23 @@ type cgroupTree struct {
 	controllers []string          // those of cgroupControllers limits are written to
 }
 
-// openCgroupTree makes (or takes over, after a killed knit dev on the same
+// OpenTree makes (or takes over, after a killed knit dev on the same
 // state directory) the runtime's cgroup directory and removes what an
 // earlier knit dev left in it. In v2 it first enables the memory and cpu
 // controllers for knit dev's own cgroup's children, which v2 allows only
 // once that cgroup holds no process: knit dev's processes (and any other
 // in its cgroup: the shell it was started from, in a session scope) move
 // to a leaf <own>/init beside the runtime's directory, as Docker-in-Docker
-// moves its own; limits that cover <own> still cover them.
-func openCgroupTree(instance string, shares int64) (*cgroupTree, error) {
+// moves its own; limits that cover <own> still cover them. shares is the
+// tree's CPU weight among its siblings (Shares of the node's allocatable
+// CPU, as the kubelet weighs kubepods). instance names the tree, so that
+// knit devs on other state directories keep theirs.
+func OpenTree(instance string, shares int64) (*Tree, error) {
 	host, err := detectCgroupHost()
 	if err != nil {
 		return nil, err
 	}
-	t := &cgroupTree{v2: host.v2, own: host.dirs, points: host.points, roots: map[string]string{}}
+	t := &Tree{v2: host.v2, own: host.dirs, points: host.points, roots: map[string]string{}}
 	name := "knit-" + instance
 	if t.v2 {
 		own := host.dirs[""]
@@ -208,7 +212,7 @@ func openCgroupTree(instance string, shares int64) (*cgroupTree, error) {
 }
 
 // weigh gives the tree's root its CPU weight among its siblings.
-func (t *cgroupTree) weigh(shares int64) error {
+func (t *Tree) weigh(shares int64) error {
 	if t.v2 {
 		if !slices.Contains(t.controllers, "cpu") {
 			return nil
@@ -286,7 +290,7 @@ func moveProcesses(from, to string) error {
 // removeLeftovers removes the pods a killed knit dev left, killing what
 // still runs in them (knit dev's own orphan reaping found those carrying
 // its marker; this finds the rest).
-func (t *cgroupTree) removeLeftovers() error {
+func (t *Tree) removeLeftovers() error {
 	var errs []error
 	for _, root := range t.roots {
 		pods, err := os.ReadDir(root)
@@ -302,13 +306,14 @@ func (t *cgroupTree) removeLeftovers() error {
 	return errors.Join(errs...)
 }
 
-// has reports whether limits of the controller are written.
-func (t *cgroupTree) has(controller string) bool {
+// Has reports whether limits of the controller ("memory", "cpu") are
+// written: a controller knit dev's cgroup is not given goes unenforced.
+func (t *Tree) Has(controller string) bool {
 	return t != nil && slices.Contains(t.controllers, controller)
 }
 
-// close removes the runtime's directories once every replica is gone.
-func (t *cgroupTree) close() error {
+// Close removes the runtime's directories once every replica is gone.
+func (t *Tree) Close() error {
 	if t == nil {
 		return nil
 	}
@@ -319,32 +324,48 @@ func (t *cgroupTree) close() error {
 	return errors.Join(errs...)
 }
 
-// pod is the cgroup of one replica, made with its first container's.
-func (t *cgroupTree) pod(uid string) *podCgroup {
+// Unified reports whether the tree is in cgroup v2's unified hierarchy,
+// whose files are named otherwise (cpu.max, not cpu.cfs_quota_us).
+func (t *Tree) Unified() bool { return t != nil && t.v2 }
+
+// MountPoint is where the controller's hierarchy is mounted ("" for v2's
+// unified one), which is where a container sees its own cgroup (View).
+func (t *Tree) MountPoint(controller string) string {
+	if t == nil {
+		return ""
+	}
+	return t.points[controller]
+}
+
+// Pod is the cgroup of one replica, by its pod's UID, made with its first
+// container's; nil for a nil tree (no cgroups).
+func (t *Tree) Pod(uid string) *Pod {
 	if t == nil {
 		return nil
 	}
-	p := &podCgroup{tree: t, dirs: map[string]string{}}
+	p := &Pod{tree: t, dirs: map[string]string{}}
 	for c, root := range t.roots {
 		p.dirs[c] = filepath.Join(root, "pod"+uid)
 	}
 	return p
 }
 
-// podCgroup is a replica's cgroup, per controller in v1.
-type podCgroup struct {
-	tree *cgroupTree
+// Pod is a replica's cgroup, per controller in v1: the containers' below
+// it share its weight. Its methods are no-ops on nil.
+type Pod struct {
+	tree *Tree
 	dirs map[string]string
 }
 
-// container makes a container's cgroup with its limits. v2's
+// Container makes a container's cgroup with its limits (nil from a nil
+// pod). v2's
 // subtree_control is written on every call: idempotent, and the pod's
 // directory may have just been made.
-func (p *podCgroup) container(name string, l limits) (*containerCgroup, error) {
+func (p *Pod) Container(name string, l Limits) (*Container, error) {
 	if p == nil {
 		return nil, nil
 	}
-	cg := &containerCgroup{v2: p.tree.v2, dirs: map[string]string{}, own: p.tree.own, points: p.tree.points, fd: -1, limits: l}
+	cg := &Container{v2: p.tree.v2, dirs: map[string]string{}, own: p.tree.own, points: p.tree.points, fd: -1, limits: l}
 	for c, pod := range p.dirs {
 		if err := mkdirCgroup(pod); err != nil {
 			return nil, err
@@ -374,14 +395,14 @@ func (p *podCgroup) container(name string, l limits) (*containerCgroup, error) {
 		}
 		err := writeCgroupFile(filepath.Join(dir, f.name), f.value)
 		if err != nil && !(f.optional && errors.Is(err, fs.ErrNotExist)) {
-			_ = cg.remove()
+			_ = cg.Remove()
 			return nil, fmt.Errorf("set %s to %s: %w", f.name, f.value, err)
 		}
 	}
 	if cg.v2 {
 		fd, err := unix.Open(cg.dirs[""], unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			_ = cg.remove()
+			_ = cg.Remove()
 			return nil, fmt.Errorf("open cgroup %s: %w", cg.dirs[""], err)
 		}
 		cg.fd = fd
@@ -391,13 +412,13 @@ func (p *podCgroup) container(name string, l limits) (*containerCgroup, error) {
 	for c, dir := range cg.dirs {
 		in, err := os.OpenFile(filepath.Join(dir, "tasks"), os.O_WRONLY, 0)
 		if err != nil {
-			_ = cg.remove()
+			_ = cg.Remove()
 			return nil, err
 		}
 		out, err := os.OpenFile(filepath.Join(cg.own[c], "tasks"), os.O_WRONLY, 0)
 		if err != nil {
 			in.Close()
-			_ = cg.remove()
+			_ = cg.Remove()
 			return nil, err
 		}
 		cg.tasks[c] = [2]*os.File{in, out}
@@ -405,8 +426,19 @@ func (p *podCgroup) container(name string, l limits) (*containerCgroup, error) {
 	return cg, nil
 }
 
-// remove removes the replica's cgroup once its containers' are gone.
-func (p *podCgroup) remove() error {
+// Dirs are the replica's cgroup directories by controller ("" for v2's
+// unified hierarchy), where its containers' are, by name: for tools and
+// tests that read what a replica was given.
+func (p *Pod) Dirs() map[string]string {
+	if p == nil {
+		return nil
+	}
+	return maps.Clone(p.dirs)
+}
+
+// Remove removes the replica's cgroup once its containers' are gone,
+// killing whatever is left in it.
+func (p *Pod) Remove() error {
 	if p == nil {
 		return nil
 	}
@@ -417,9 +449,9 @@ func (p *podCgroup) remove() error {
 	return errors.Join(errs...)
 }
 
-// containerCgroup is the cgroup a container's processes run in, across
-// its restarts.
-type containerCgroup struct {
+// Container is the cgroup a container's processes run in, across its
+// restarts. Its methods are no-ops on nil (no cgroups).
+type Container struct {
 	v2     bool
 	dirs   map[string]string // controller → directory ("" in v2)
 	own    map[string]string // knit dev's own, where a v1 thread returns
@@ -429,10 +461,10 @@ type containerCgroup struct {
 	// controller, opened beforehand: the forking thread may already be in
 	// the container's mount namespace, where /sys/fs/cgroup is the view.
 	tasks  map[string][2]*os.File
-	limits limits
+	limits Limits
 }
 
-// enter arranges for cmd's process to be born in the cgroup, so that it
+// Enter arranges for cmd's process to be born in the cgroup, so that it
 // is limited and charged from its first instruction. In v2 the kernel
 // forks it there (CLONE_INTO_CGROUP). v1 has no such flag, but a cgroup
 // v1 hierarchy takes single threads: the calling thread, locked to its
@@ -442,7 +474,7 @@ type containerCgroup struct {
 // reports stuck when the thread could not return: it must then die with
 // its goroutine rather than run knit dev's work in a replica's cgroup.
 // leave is called even when enter fails, to undo what it did.
-func (cg *containerCgroup) enter(cmd *exec.Cmd) (leave func() (stuck bool), err error) {
+func (cg *Container) Enter(cmd *exec.Cmd) (leave func() (stuck bool), err error) {
 	if cg == nil {
 		return func() bool { return false }, nil
 	}
@@ -476,33 +508,42 @@ func (cg *containerCgroup) enter(cmd *exec.Cmd) (leave func() (stuck bool), err 
 	return back, nil
 }
 
-// view is how the container sees cgroups, as in a pod: its own cgroup,
+// View is how the container sees cgroups, as in a pod: its own cgroup,
 // read-only, where each hierarchy is mounted (/sys/fs/cgroup/memory and
 // /sys/fs/cgroup/cpu in v1, /sys/fs/cgroup in v2), so that an app reading
 // its limits there (a JVM, Knative's runtime conformance image) reads its
 // container's. Paths in /proc/self/cgroup stay knit dev's tree's: there is
 // no cgroup namespace (mountinfo names the bound directory, which is what
-// Go's and Java's runtimes look for).
-func (cg *containerCgroup) view() []bindMount {
+// Go's and Java's runtimes look for). Sorted by target, parents first.
+func (cg *Container) View() []Mount {
 	if cg == nil {
 		return nil
 	}
-	var ms []bindMount
+	var ms []Mount
 	for c, dir := range cg.dirs {
 		if point := cg.points[c]; point != "" {
-			ms = append(ms, bindMount{volume: "cgroup", source: dir, target: point, readOnly: true})
+			ms = append(ms, Mount{Source: dir, Target: point})
 		}
 	}
-	sortMounts(ms)
+	slices.SortFunc(ms, func(a, b Mount) int { return strings.Compare(a.Target, b.Target) })
 	return ms
 }
 
-// kill SIGKILLs every process left in the cgroup: when a container's
+// Limits are the limits the cgroup was made with, which an OOM kill's
+// message names.
+func (cg *Container) Limits() Limits {
+	if cg == nil {
+		return Limits{}
+	}
+	return cg.limits
+}
+
+// Kill SIGKILLs every process left in the cgroup: when a container's
 // main process has exited nothing it started survives it, even what left
 // its process group. It runs on a goroutine of its own: the caller's
 // thread may be in the container's mount namespace, where the cgroup's
 // path is not the cgroup.
-func (cg *containerCgroup) kill() {
+func (cg *Container) Kill() {
 	if cg == nil {
 		return
 	}
@@ -517,12 +558,12 @@ func (cg *containerCgroup) kill() {
 	}
 }
 
-// oomKills counts the container's processes the kernel killed for its
+// OOMKills counts the container's processes the kernel killed for its
 // memory limit, since the cgroup was made: a rise across a run means the
 // run was OOMKilled. v2 counts a child's kills in its parents too; v1
 // counts them only where the victim was, so the cgroups below (runc's,
 // for an image's container) are added.
-func (cg *containerCgroup) oomKills() int64 {
+func (cg *Container) OOMKills() int64 {
 	if cg == nil {
 		return 0
 	}
@@ -541,8 +582,8 @@ func (cg *containerCgroup) oomKills() int64 {
 	return total
 }
 
-// remove kills what is left in the cgroup and removes it.
-func (cg *containerCgroup) remove() error {
+// Remove kills what is left in the cgroup and removes it.
+func (cg *Container) Remove() error {
 	if cg == nil {
 		return nil
 	}

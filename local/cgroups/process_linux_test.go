@@ -1,19 +1,21 @@
-//go:build !unit
-
-package runtime
+package cgroups
 
 import (
 	"bytes"
 	"context"
-	"io"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/knitops/knit/internal/poll"
@@ -22,13 +24,14 @@ import (
 // A container's process is born in its cgroup (v1: forked from a thread
 // that joined it and left; v2: CLONE_INTO_CGROUP), knit dev's threads all
 // stay in knit dev's own, and what the process started outside its
-// process group dies with it, also when the container sees its cgroup
-// (a mount namespace of its own, where the forking thread stays). Run on this machine's hierarchies, and on a
-// hybrid machine's unified one too (no controllers there, but the same
-// placement); not root, there are none and the runtime says why.
+// process group dies with it (Kill), also when the container sees its
+// cgroup (a mount namespace of its own, where the forking thread stays).
+// Run on this machine's hierarchies, and on a hybrid machine's unified one
+// too (no controllers there, but the same placement); not root, there are
+// none and OpenTree says why.
 func TestContainerProcessIsBornInItsCgroup(t *testing.T) {
-	trees := map[string]*cgroupTree{}
-	tree, err := openCgroupTree("test-"+rand.String(6), 2048)
+	trees := map[string]*Tree{}
+	tree, err := OpenTree("test-"+rand.String(6), 2048)
 	if err != nil {
 		if os.Geteuid() == 0 {
 			t.Fatalf("no cgroups as root: %v", err)
@@ -52,27 +55,26 @@ func TestContainerProcessIsBornInItsCgroup(t *testing.T) {
 	for name, tree := range trees {
 		t.Run(name, func(t *testing.T) {
 			defer func() {
-				if err := tree.close(); err != nil {
+				if err := tree.Close(); err != nil {
 					t.Error(err)
 				}
 			}()
-			pod := tree.pod(rand.String(8))
-			cg, err := pod.container("app", limits{memory: 64 << 20, cpuShares: 2})
+			pod := tree.Pod(rand.String(8))
+			cg, err := pod.Container("app", Limits{Memory: 64 << 20, CPUShares: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
 			pidFile := filepath.Join(t.TempDir(), "escaped")
 			script := "setsid sleep 300 & echo $! > " + pidFile + "; exec sleep 300"
-			var view *mountPlan // as a replica's container has it, where it can
-			if mountSupport() == nil {
-				view = &mountPlan{scratch: t.TempDir(), mounts: cg.view()}
-			}
-			p, err := startProcess([]string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"}, "/",
-				output{log: io.Discard, stdout: io.Discard, stderr: io.Discard}, nil, cg, view, nil)
-			if err != nil {
+			cmd := exec.Command("/bin/sh", "-c", script)
+			cmd.Env, cmd.Dir = []string{"PATH=/usr/bin:/bin"}, "/"
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			// As a replica's container has it, where it can: seeing its
+			// own cgroup.
+			if err := startIn(cmd, cg, os.Geteuid() == 0); err != nil {
 				t.Fatal(err)
 			}
-			checkIn(t, strconv.Itoa(p.pid()), tree, cg.dirs)
+			checkIn(t, strconv.Itoa(cmd.Process.Pid), tree, cg.dirs)
 			for _, tid := range threads(t) {
 				checkIn(t, "self/task/"+tid, tree, tree.own)
 			}
@@ -84,15 +86,19 @@ func TestContainerProcessIsBornInItsCgroup(t *testing.T) {
 			})
 			checkIn(t, strconv.Itoa(escaped), tree, cg.dirs)
 
-			p.stop(0, nil)
+			// The container is over, as the runtime ends it: its process
+			// group killed, then whatever is left in its cgroup.
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+			cg.Kill()
 			poll.Until(t, "the escaped sleep killed", 20*time.Millisecond, 10*time.Second, func(_ context.Context) (bool, string) {
 				stat, err := os.ReadFile("/proc/" + strconv.Itoa(escaped) + "/stat")
 				return err != nil || bytes.Contains(stat, []byte(") Z ")), string(stat)
 			})
-			if err := cg.remove(); err != nil {
+			if err := cg.Remove(); err != nil {
 				t.Fatal(err)
 			}
-			if err := pod.remove(); err != nil {
+			if err := pod.Remove(); err != nil {
 				t.Fatal(err)
 			}
 			for _, dir := range pod.dirs {
@@ -104,9 +110,59 @@ func TestContainerProcessIsBornInItsCgroup(t *testing.T) {
 	}
 }
 
+// startIn starts cmd in cg as the runtime starts a container's process,
+// forked from a thread locked to its goroutine that entered the cgroup
+// (Enter) and leaves it after. With view the thread first unshares a
+// mount namespace in which the container's cgroup is bound read-only
+// where its hierarchy is mounted (View), as the runtime's container view
+// binds it; the thread never leaves it and dies with its goroutine.
+func startIn(cmd *exec.Cmd, cg *Container, view bool) error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		stuck, err := view, error(nil)
+		if view {
+			err = bindView(cg.View())
+		}
+		if err == nil {
+			var leave func() bool
+			leave, err = cg.Enter(cmd)
+			if err == nil {
+				err = cmd.Start()
+			}
+			stuck = leave() || stuck
+		}
+		if !stuck {
+			runtime.UnlockOSThread()
+		}
+		started <- err
+	}()
+	return <-started
+}
+
+// bindView gives the calling thread a mount namespace of its own with
+// mounts bound read-only.
+func bindView(mounts []Mount) error {
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("mount namespace: %w", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	for _, m := range mounts {
+		if err := unix.Mount(m.Source, m.Target, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("bind %s: %w", m.Source, err)
+		}
+		if err := unix.Mount("", m.Target, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+			return fmt.Errorf("bind %s read-only: %w", m.Source, err)
+		}
+	}
+	return nil
+}
+
 // unifiedBeside is a tree in a hybrid machine's unified hierarchy, where
 // this process is at the root; nil on other machines.
-func unifiedBeside(t *testing.T, tree *cgroupTree) *cgroupTree {
+func unifiedBeside(t *testing.T, tree *Tree) *Tree {
 	t.Helper()
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
@@ -123,7 +179,7 @@ func unifiedBeside(t *testing.T, tree *cgroupTree) *cgroupTree {
 	if err := mkdirCgroup(root); err != nil {
 		t.Fatal(err)
 	}
-	return &cgroupTree{v2: true, own: map[string]string{"": unified}, roots: map[string]string{"": root}}
+	return &Tree{v2: true, own: map[string]string{"": unified}, roots: map[string]string{"": root}}
 }
 
 // cgroupOf is the cgroup path /proc/<proc>/cgroup gives for the
@@ -146,7 +202,7 @@ func cgroupOf(t *testing.T, proc, controller string) string {
 
 // checkIn checks that a process (or thread) is in the cgroups dirs of
 // the tree's hierarchies, one per controller.
-func checkIn(t *testing.T, proc string, tree *cgroupTree, dirs map[string]string) {
+func checkIn(t *testing.T, proc string, tree *Tree, dirs map[string]string) {
 	t.Helper()
 	for controller, dir := range dirs {
 		rel, err := filepath.Rel(tree.own[controller], dir)

@@ -1,4 +1,4 @@
-package runtime
+package claims
 
 import (
 	"context"
@@ -16,16 +16,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// claimProvisioner is knit dev's name as the provisioner of the volumes it
+// Provisioner is knit dev's name as the provisioner of the volumes it
 // makes (their pv.kubernetes.io/provisioned-by): the only volumes whose
 // directories it deletes.
-const claimProvisioner = "knit.dev/local-path"
+const Provisioner = "knit.dev/local-path"
 
 // The annotations and finalizers Kubernetes' volume controllers write,
 // which kubectl and tools read.
@@ -37,50 +35,55 @@ const (
 	pvProtectionFinalizer  = "kubernetes.io/pv-protection"
 )
 
-// claimDirMode is a provisioned directory's mode: anyone may write, as in
-// an emptyDir and as local-path provisioners make theirs, so an app that
-// runs as a user of its own and sets no fsGroup can use its claim. Only
-// root can reach it on this machine (claimsDir).
-const claimDirMode os.FileMode = 0o777
+// dirMode is a provisioned directory's mode: anyone may write, as in an
+// emptyDir and as local-path provisioners make theirs, so an app that runs
+// as a user of its own and sets no fsGroup can use its claim. Only root
+// can reach it on this machine (Binder.Root).
+const dirMode os.FileMode = 0o777
 
-// claimResync is how often the binder looks at every claim and volume.
-const claimResync = time.Second
+// Resync is how often the binder looks at every claim and volume.
+const Resync = time.Second
 
-// setupClaims runs the runtime's claim binder (bindClaims) with the
-// manager, so that every claim is provisioned and bound as it is created,
-// and deleted claims are let go and their volumes reclaimed, whether a
-// replica uses them or not. SetupWithManager calls it once the runtime
-// has its API client: the binder is part of the runtime, as a replica
-// that names a claim would otherwise wait for a binding nothing makes.
-func (rt *Runtime) setupClaims(mgr ctrl.Manager) error {
-	if rt.client == nil {
-		return errors.New("claim binder: the runtime has no API client yet")
-	}
-	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		rt.bindClaims(ctx)
-		return nil
-	}))
-}
-
-// bindClaims is knit dev's provisioner and PV controller, and its pvc- and
-// pv-protection controllers, until ctx ends. It binds every claim in the
-// API server rather than only those replicas name: Kubernetes binds a
-// claim of an Immediate class when it is created, whoever uses it, and
-// the reason a class would wait for its first consumer — placing the
-// volume on that pod's node — does not exist with one node; so a claim
-// reads Bound in kubectl before a Revision names it, and its replicas
-// start at once.
+// Binder is knit dev's provisioner and PV controller, and its pvc- and
+// pv-protection controllers (Run). It binds every claim in the API server
+// rather than only those replicas name: Kubernetes binds a claim of an
+// Immediate class when it is created, whoever uses it, and the reason a
+// class would wait for its first consumer — placing the volume on that
+// pod's node — does not exist with one node; so a claim reads Bound in
+// kubectl before a Revision names it, and its replicas start at once.
 //
-// It is one level-driven pass over the manager's cache every claimResync
+// It is one level-driven pass over the manager's cache every Resync
 // rather than a controller of watches: what it does with a volume depends
 // on its claim, on the claim's volume and on which replicas use the claim
-// (which no watch reports), a pass over the cached claims and volumes
-// costs microseconds, and a replica waiting for a claim looks again
-// itself (claimPoll). A write refused as a conflict (the cache behind the
+// (which no watch reports: Uses), a pass over the cached claims and
+// volumes costs microseconds, and a replica waiting for a claim looks
+// again itself. A write refused as a conflict (the cache behind the
 // binder's own last write) is retried by the next pass.
-func (rt *Runtime) bindClaims(ctx context.Context) {
-	b := &claimBinder{rt: rt, log: rt.log.WithName("claims"), noted: map[types.UID]string{}}
-	tick := time.NewTicker(claimResync)
+type Binder struct {
+	// Client lists claims and volumes (the manager's cache) and writes
+	// them.
+	Client client.Client
+	// Reader reads a claim from the API server itself before its volume
+	// is released: the cache may not have a claim just created.
+	Reader client.Reader
+	// Root is the directory provisioned claims' directories are made in
+	// (Dir), and the only one the binder deletes in.
+	Root string
+	// Uses is what replicas use now: while a claim or a directory is
+	// used, the binder keeps the claim's finalizer and the directory.
+	Uses func() []Use
+	// FieldOwner names the binder's writes in managedFields.
+	FieldOwner client.FieldOwner
+	// Log is where the binder says what it did, and once what waits.
+	Log logr.Logger
+	// noted is what was last logged of each object that waits or fails,
+	// so that one stuck claim is one line, not one a pass.
+	noted map[types.UID]string
+}
+
+// Run binds, provisions and reclaims until ctx ends, a pass every Resync.
+func (b *Binder) Run(ctx context.Context) {
+	tick := time.NewTicker(Resync)
 	defer tick.Stop()
 	for {
 		if err := b.pass(ctx); ctx.Err() == nil {
@@ -94,23 +97,14 @@ func (rt *Runtime) bindClaims(ctx context.Context) {
 	}
 }
 
-// claimBinder is one run of bindClaims.
-type claimBinder struct {
-	rt  *Runtime
-	log logr.Logger
-	// noted is what was last logged of each object that waits or fails,
-	// so that one stuck claim is one line, not one a pass.
-	noted map[types.UID]string
-}
-
 // pass syncs every claim, then every volume.
-func (b *claimBinder) pass(ctx context.Context) error {
+func (b *Binder) pass(ctx context.Context) error {
 	var claims corev1.PersistentVolumeClaimList
-	if err := b.rt.client.List(ctx, &claims); err != nil {
+	if err := b.Client.List(ctx, &claims); err != nil {
 		return fmt.Errorf("list persistentvolumeclaims: %w", err)
 	}
 	var pvs corev1.PersistentVolumeList
-	if err := b.rt.client.List(ctx, &pvs); err != nil {
+	if err := b.Client.List(ctx, &pvs); err != nil {
 		return fmt.Errorf("list persistentvolumes: %w", err)
 	}
 	seen := map[types.UID]bool{}
@@ -141,32 +135,35 @@ func (e errWaits) Error() string { return e.why }
 // report logs what syncing an object ended in when it changed: a
 // failure, or why it waits. A conflict is the cache behind a write of the
 // binder's own; the next pass reads it afresh.
-func (b *claimBinder) report(uid types.UID, err error, keysAndValues ...any) {
+func (b *Binder) report(uid types.UID, err error, keysAndValues ...any) {
 	msg := ""
 	if err != nil {
 		msg = err.Error()
 	}
 	if apierrors.IsConflict(err) {
-		b.log.V(1).Info("Stale, retried next pass", append(keysAndValues, "error", msg)...)
+		b.Log.V(1).Info("Stale, retried next pass", append(keysAndValues, "error", msg)...)
 		return
 	}
 	if msg == b.noted[uid] {
 		return
+	}
+	if b.noted == nil {
+		b.noted = map[types.UID]string{}
 	}
 	b.noted[uid] = msg
 	var waits errWaits
 	switch {
 	case err == nil:
 	case errors.As(err, &waits):
-		b.log.Info("Waiting", append(keysAndValues, "reason", msg)...)
+		b.Log.Info("Waiting", append(keysAndValues, "reason", msg)...)
 	default:
-		b.log.Error(err, "Not synced", keysAndValues...)
+		b.Log.Error(err, "Not synced", keysAndValues...)
 	}
 }
 
 // syncClaim lets go of a claim being deleted once no replica uses it, and
 // binds a pending one to its volume, provisioning it if need be.
-func (b *claimBinder) syncClaim(ctx context.Context, claim *corev1.PersistentVolumeClaim, pvs []corev1.PersistentVolume) error {
+func (b *Binder) syncClaim(ctx context.Context, claim *corev1.PersistentVolumeClaim, pvs []corev1.PersistentVolume) error {
 	switch {
 	case claim.DeletionTimestamp != nil:
 		return b.unprotectClaim(ctx, claim)
@@ -184,11 +181,11 @@ func (b *claimBinder) syncClaim(ctx context.Context, claim *corev1.PersistentVol
 // deleted keeps its finalizer while a replica uses it, so that its volume
 // outlives every mount, and loses it once none does; the API server then
 // removes it, and its volume is released (syncVolume).
-func (b *claimBinder) unprotectClaim(ctx context.Context, claim *corev1.PersistentVolumeClaim) error {
+func (b *Binder) unprotectClaim(ctx context.Context, claim *corev1.PersistentVolumeClaim) error {
 	if !controllerutil.ContainsFinalizer(claim, pvcProtectionFinalizer) {
 		return nil
 	}
-	if usesClaim(b.rt.claimUses(), claim.Namespace, claim.Name) {
+	if usesClaim(b.Uses(), claim.Namespace, claim.Name) {
 		return errWaits{"deleted, but a replica still uses it"}
 	}
 	return b.dropFinalizer(ctx, claim, pvcProtectionFinalizer)
@@ -200,7 +197,7 @@ func (b *claimBinder) unprotectClaim(ctx context.Context, claim *corev1.Persiste
 // provisioned. Capacity, class and access modes of a volume named either
 // way are taken as they are. An existing volume that names neither is
 // never matched: knit dev provisions instead.
-func (b *claimBinder) volumeFor(ctx context.Context, claim *corev1.PersistentVolumeClaim, pvs []corev1.PersistentVolume) (*corev1.PersistentVolume, error) {
+func (b *Binder) volumeFor(ctx context.Context, claim *corev1.PersistentVolumeClaim, pvs []corev1.PersistentVolume) (*corev1.PersistentVolume, error) {
 	if name := claim.Spec.VolumeName; name != "" {
 		for i := range pvs {
 			if pv := &pvs[i]; pv.Name == name && (pv.Spec.ClaimRef == nil || refersTo(pv.Spec.ClaimRef, claim)) {
@@ -245,19 +242,19 @@ func unprovisionable(claim *corev1.PersistentVolumeClaim) string {
 // provision makes claim's directory and its volume, created already
 // naming the claim as a provisioner creates it. nil when the volume
 // exists already (an earlier pass's, not yet in the cache).
-func (b *claimBinder) provision(ctx context.Context, claim *corev1.PersistentVolumeClaim) (*corev1.PersistentVolume, error) {
-	dir := b.rt.opts.claimDir(claim.Namespace, claim.Name, claim.UID)
-	if err := makeDir(dir, claimDirMode, 0o700); err != nil { // only root reaches claimsDir
+func (b *Binder) provision(ctx context.Context, claim *corev1.PersistentVolumeClaim) (*corev1.PersistentVolume, error) {
+	dir := Dir(b.Root, claim.Namespace, claim.Name, claim.UID)
+	if err := makeDir(dir, dirMode, 0o700); err != nil { // only root reaches Root
 		return nil, fmt.Errorf("provision a directory: %w", err)
 	}
 	pv := provisionedVolume(claim, dir)
-	if err := b.rt.client.Create(ctx, pv, fieldOwner); err != nil {
+	if err := b.Client.Create(ctx, pv, b.FieldOwner); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("create persistentvolume %s: %w", pv.Name, err)
 	}
-	b.log.Info("Provisioned a volume", "claim", klog.KObj(claim), "volume", pv.Name, "path", dir)
+	b.Log.Info("Provisioned a volume", "claim", klog.KObj(claim), "volume", pv.Name, "path", dir)
 	return pv, nil
 }
 
@@ -270,7 +267,7 @@ func provisionedVolume(claim *corev1.PersistentVolumeClaim, dir string) *corev1.
 	return &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        "pvc-" + string(claim.UID),
-			Annotations: map[string]string{annProvisionedBy: claimProvisioner},
+			Annotations: map[string]string{annProvisionedBy: Provisioner},
 		},
 		Spec: corev1.PersistentVolumeSpec{
 			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: claim.Spec.Resources.Requests[corev1.ResourceStorage]},
@@ -296,7 +293,7 @@ func claimRef(claim *corev1.PersistentVolumeClaim) *corev1.ObjectReference {
 
 // provisionedByKnit reports a volume knit dev provisioned.
 func provisionedByKnit(pv *corev1.PersistentVolume) bool {
-	return pv.Annotations[annProvisionedBy] == claimProvisioner
+	return pv.Annotations[annProvisionedBy] == Provisioner
 }
 
 // bind binds claim and pv as the PV controller's bind does, in its
@@ -304,7 +301,7 @@ func provisionedByKnit(pv *corev1.PersistentVolume) bool {
 // midway): the volume's claimRef, its phase Bound, the claim's
 // volumeName, its status Bound with the volume's capacity and access
 // modes. A nil pv is none yet.
-func (b *claimBinder) bind(ctx context.Context, claim *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume) error {
+func (b *Binder) bind(ctx context.Context, claim *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume) error {
 	if pv == nil {
 		return nil
 	}
@@ -314,15 +311,15 @@ func (b *claimBinder) bind(ctx context.Context, claim *corev1.PersistentVolumeCl
 	if err := b.bindClaim(ctx, claim, pv); err != nil {
 		return fmt.Errorf("bind to persistentvolume %s: %w", pv.Name, err)
 	}
-	b.log.Info("Bound a claim", "claim", klog.KObj(claim), "volume", pv.Name)
+	b.Log.Info("Bound a claim", "claim", klog.KObj(claim), "volume", pv.Name)
 	return nil
 }
 
-func (b *claimBinder) bindVolume(ctx context.Context, pv *corev1.PersistentVolume, claim *corev1.PersistentVolumeClaim) error {
+func (b *Binder) bindVolume(ctx context.Context, pv *corev1.PersistentVolume, claim *corev1.PersistentVolumeClaim) error {
 	if pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != claim.UID {
 		pv.Spec.ClaimRef = claimRef(claim)
 		metav1.SetMetaDataAnnotation(&pv.ObjectMeta, annBoundByController, "yes")
-		if err := b.rt.client.Update(ctx, pv, fieldOwner); err != nil {
+		if err := b.Client.Update(ctx, pv, b.FieldOwner); err != nil {
 			return err
 		}
 	}
@@ -330,30 +327,30 @@ func (b *claimBinder) bindVolume(ctx context.Context, pv *corev1.PersistentVolum
 		return nil
 	}
 	pv.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumeBound}
-	return b.rt.client.Status().Update(ctx, pv)
+	return b.Client.Status().Update(ctx, pv)
 }
 
-func (b *claimBinder) bindClaim(ctx context.Context, claim *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume) error {
+func (b *Binder) bindClaim(ctx context.Context, claim *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume) error {
 	if claim.Spec.VolumeName != pv.Name || claim.Annotations[annBindCompleted] != "yes" {
 		if claim.Spec.VolumeName == "" {
 			metav1.SetMetaDataAnnotation(&claim.ObjectMeta, annBoundByController, "yes")
 		}
 		claim.Spec.VolumeName = pv.Name
 		metav1.SetMetaDataAnnotation(&claim.ObjectMeta, annBindCompleted, "yes")
-		if err := b.rt.client.Update(ctx, claim, fieldOwner); err != nil {
+		if err := b.Client.Update(ctx, claim, b.FieldOwner); err != nil {
 			return err
 		}
 	}
 	claim.Status.Phase = corev1.ClaimBound
 	claim.Status.Capacity = pv.Spec.Capacity
 	claim.Status.AccessModes = pv.Spec.AccessModes
-	return b.rt.client.Status().Update(ctx, claim)
+	return b.Client.Status().Update(ctx, claim)
 }
 
 // syncVolume releases a volume whose claim is gone, lets go of one being
 // deleted that no claim holds (pv-protection), and makes a new one that
 // names no claim Available, as the PV controller does.
-func (b *claimBinder) syncVolume(ctx context.Context, pv *corev1.PersistentVolume, claims []corev1.PersistentVolumeClaim) error {
+func (b *Binder) syncVolume(ctx context.Context, pv *corev1.PersistentVolume, claims []corev1.PersistentVolumeClaim) error {
 	switch {
 	case released(pv, claims):
 		return b.release(ctx, pv)
@@ -388,10 +385,10 @@ func released(pv *corev1.PersistentVolume, claims []corev1.PersistentVolumeClaim
 // deleted. The claim's absence is read from the API server first: the
 // cache may not have a claim just created, and a directory removed is
 // gone for good.
-func (b *claimBinder) release(ctx context.Context, pv *corev1.PersistentVolume) error {
+func (b *Binder) release(ctx context.Context, pv *corev1.PersistentVolume) error {
 	ref := pv.Spec.ClaimRef
 	var claim corev1.PersistentVolumeClaim
-	err := b.rt.reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &claim)
+	err := b.Reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &claim)
 	switch {
 	case err == nil && claim.UID == ref.UID:
 		return nil
@@ -402,7 +399,7 @@ func (b *claimBinder) release(ctx context.Context, pv *corev1.PersistentVolume) 
 		if err := b.setPhase(ctx, pv, corev1.VolumeReleased); err != nil {
 			return err
 		}
-		b.log.Info("Released a volume", "volume", pv.Name, "claim", klog.KRef(ref.Namespace, ref.Name))
+		b.Log.Info("Released a volume", "volume", pv.Name, "claim", klog.KRef(ref.Namespace, ref.Name))
 	}
 	if provisionedByKnit(pv) && pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimDelete {
 		return b.reclaim(ctx, pv)
@@ -413,21 +410,21 @@ func (b *claimBinder) release(ctx context.Context, pv *corev1.PersistentVolume) 
 // reclaim deletes a released volume of knit dev's and its directory, once
 // no replica uses it: the directory first, so that a volume deleted is
 // never one whose data is left behind.
-func (b *claimBinder) reclaim(ctx context.Context, pv *corev1.PersistentVolume) error {
+func (b *Binder) reclaim(ctx context.Context, pv *corev1.PersistentVolume) error {
 	ref, dir := pv.Spec.ClaimRef, pv.Spec.HostPath.Path
-	if usesDir(b.rt.claimUses(), ref.Namespace, ref.Name, dir) {
+	if usesDir(b.Uses(), ref.Namespace, ref.Name, dir) {
 		return errWaits{"released, but a replica still uses its directory"}
 	}
-	if err := removeClaimDir(b.rt.opts.claimsDir(), dir); err != nil {
+	if err := removeClaimDir(b.Root, dir); err != nil {
 		return err
 	}
 	if err := b.dropFinalizer(ctx, pv, pvProtectionFinalizer); err != nil {
 		return err
 	}
-	if err := b.rt.client.Delete(ctx, pv, client.Preconditions{UID: &pv.UID}); err != nil && !apierrors.IsNotFound(err) {
+	if err := b.Client.Delete(ctx, pv, client.Preconditions{UID: &pv.UID}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete persistentvolume %s: %w", pv.Name, err)
 	}
-	b.log.Info("Deleted a released volume and its directory", "volume", pv.Name, "path", dir)
+	b.Log.Info("Deleted a released volume and its directory", "volume", pv.Name, "path", dir)
 	return nil
 }
 
@@ -448,7 +445,7 @@ func removeClaimDir(root, dir string) error {
 
 // unprotectVolume is the pv-protection controller's part: a volume being
 // deleted loses its finalizer once it is not Bound.
-func (b *claimBinder) unprotectVolume(ctx context.Context, pv *corev1.PersistentVolume) error {
+func (b *Binder) unprotectVolume(ctx context.Context, pv *corev1.PersistentVolume) error {
 	if pv.DeletionTimestamp == nil || pv.Status.Phase == corev1.VolumeBound || !controllerutil.ContainsFinalizer(pv, pvProtectionFinalizer) {
 		return nil
 	}
@@ -456,9 +453,9 @@ func (b *claimBinder) unprotectVolume(ctx context.Context, pv *corev1.Persistent
 }
 
 // setPhase writes a volume's phase.
-func (b *claimBinder) setPhase(ctx context.Context, pv *corev1.PersistentVolume, phase corev1.PersistentVolumePhase) error {
+func (b *Binder) setPhase(ctx context.Context, pv *corev1.PersistentVolume, phase corev1.PersistentVolumePhase) error {
 	pv.Status = corev1.PersistentVolumeStatus{Phase: phase}
-	if err := b.rt.client.Status().Update(ctx, pv); err != nil {
+	if err := b.Client.Status().Update(ctx, pv); err != nil {
 		return fmt.Errorf("persistentvolume %s phase %s: %w", pv.Name, phase, err)
 	}
 	return nil
@@ -466,13 +463,13 @@ func (b *claimBinder) setPhase(ctx context.Context, pv *corev1.PersistentVolume,
 
 // dropFinalizer removes finalizer from obj, if it has it, with a patch
 // that fails on a stale object rather than drop a finalizer added since.
-func (b *claimBinder) dropFinalizer(ctx context.Context, obj client.Object, finalizer string) error {
+func (b *Binder) dropFinalizer(ctx context.Context, obj client.Object, finalizer string) error {
 	if !controllerutil.ContainsFinalizer(obj, finalizer) {
 		return nil
 	}
 	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(obj, finalizer)
-	if err := b.rt.client.Patch(ctx, obj, patch, fieldOwner); err != nil && !apierrors.IsNotFound(err) {
+	if err := b.Client.Patch(ctx, obj, patch, b.FieldOwner); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("remove finalizer %s: %w", finalizer, err)
 	}
 	return nil
