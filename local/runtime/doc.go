@@ -492,8 +492,9 @@
 // delegated). Limits are written as the kubelet writes them: the memory
 // limit (with no swap beyond it), a CFS quota of limits.cpu per 100ms,
 // shares (v2: weight) from requests.cpu, which defaults to the limit; the
-// levels above keep the kernel's defaults, so replicas compete with the
-// rest of the machine as one. A process is born in its cgroup (v2:
+// tree's root weighs 1024 shares per allocatable CPU, so replicas as one
+// compete with the rest of the machine for what they were given, and
+// each pod's own level keeps the kernel's default. A process is born in its cgroup (v2:
 // CLONE_INTO_CGROUP; v1: forked from a thread that joined it), and where
 // containers get mount namespaces (root) it sees its own cgroup,
 // read-only, at /sys/fs/cgroup. A run the kernel OOM-kills is reported as
