@@ -30,7 +30,7 @@ func TestRouterStripsInternalHeadersFromClients(t *testing.T) {
 	t.Cleanup(backend.Close)
 	port := int32(backend.Listener.Addr().(*net.TCPAddr).Port)
 	r := NewRouter()
-	r.Update(Build(
+	r.Update(Options{}.Build(
 		[]servingv1.Route{route("hello", nil, "http://hello.default.localhost", servingv1.TrafficTarget{RevisionName: "hello-1", Percent: ptr.To[int64](100)})},
 		[]discoveryv1.EndpointSlice{slice("hello-1", port, true, "127.0.0.1")},
 	))

@@ -54,7 +54,7 @@ func serve(t *testing.T, r *Router, host string) (int, string) {
 
 func TestRouterProxiesByHost(t *testing.T) {
 	r := NewRouter()
-	r.Update(Build(
+	r.Update(Options{}.Build(
 		[]servingv1.Route{route("hello", nil, "http://hello.default.localhost", servingv1.TrafficTarget{RevisionName: "hello-1", Percent: ptr.To[int64](100)})},
 		[]discoveryv1.EndpointSlice{slice("hello-1", app(t, "one"), true, "127.0.0.1")},
 	))
@@ -73,7 +73,7 @@ func TestRouterProxiesByHost(t *testing.T) {
 func TestRouterRetriesRefusedConnections(t *testing.T) {
 	r := NewRouter()
 	dead, live := closedPort(t), app(t, "live")
-	r.Update(Build(
+	r.Update(Options{}.Build(
 		[]servingv1.Route{route("hello", nil, "http://hello.default.localhost", servingv1.TrafficTarget{RevisionName: "hello-1", Percent: ptr.To[int64](100)})},
 		[]discoveryv1.EndpointSlice{slice("hello-1", dead, true, "127.0.0.1"), func() discoveryv1.EndpointSlice {
 			s := slice("hello-1", live, true, "127.0.0.1")
@@ -97,7 +97,7 @@ func TestRouterDoesNotRetryRequestsThatReachedTheApp(t *testing.T) {
 	}))
 	defer srv.Close()
 	r := NewRouter()
-	r.Update(Build(
+	r.Update(Options{}.Build(
 		[]servingv1.Route{route("hello", nil, "http://hello.default.localhost", servingv1.TrafficTarget{RevisionName: "hello-1", Percent: ptr.To[int64](100)})},
 		[]discoveryv1.EndpointSlice{slice("hello-1", int32(srv.Listener.Addr().(*net.TCPAddr).Port), true, "127.0.0.1")},
 	))
@@ -123,7 +123,7 @@ func TestRouterPassesH2C(t *testing.T) {
 	port := int32(backend.Listener.Addr().(*net.TCPAddr).Port)
 
 	r := NewRouter()
-	r.Update(Build(
+	r.Update(Options{}.Build(
 		[]servingv1.Route{route("grpc", nil, "http://grpc.default.localhost", servingv1.TrafficTarget{RevisionName: "grpc-1", Percent: ptr.To[int64](100)})},
 		[]discoveryv1.EndpointSlice{slice("grpc-1", port, true, "127.0.0.1")},
 	))
@@ -167,11 +167,11 @@ func TestRouterKeepsSplitExactAcrossUpdates(t *testing.T) {
 		servingv1.TrafficTarget{RevisionName: "hello-1", Percent: ptr.To[int64](50)},
 		servingv1.TrafficTarget{RevisionName: "hello-2", Percent: ptr.To[int64](50)})}
 	r := NewRouter()
-	r.Update(Build(routes, []discoveryv1.EndpointSlice{slice("hello-1", a, true, "127.0.0.1"), slice("hello-2", b, true, "127.0.0.1")}))
+	r.Update(Options{}.Build(routes, []discoveryv1.EndpointSlice{slice("hello-1", a, true, "127.0.0.1"), slice("hello-2", b, true, "127.0.0.1")}))
 	seen := map[string]int{}
 	for i := range 100 {
 		if i == 37 { // mid-cycle: a second replica of hello-2 appears
-			r.Update(Build(routes, []discoveryv1.EndpointSlice{
+			r.Update(Options{}.Build(routes, []discoveryv1.EndpointSlice{
 				slice("hello-1", a, true, "127.0.0.1"), slice("hello-2", b, true, "127.0.0.1"), slice("hello-2", app(t, "b"), true, "127.0.0.1"),
 			}))
 		}
@@ -200,7 +200,7 @@ func TestRouterHoldsRequestsUntilItsFirstTable(t *testing.T) {
 			t.Fatalf("answered %d before the router had a table", c)
 		default:
 		}
-		r.Update(Build(nil, nil))
+		r.Update(Options{}.Build(nil, nil))
 		if c := <-code; c != http.StatusNotFound {
 			t.Errorf("after the first table: %d, want 404 for an unknown host", c)
 		}

@@ -89,11 +89,6 @@ func OptionsFrom(f *config.Features) Options {
 	return Options{TagHeaderRouting: f.TagHeaderBasedRouting == config.FeatureEnabled}
 }
 
-// Build is Options{}.Build: the table with Knative's default features.
-func Build(routes []servingv1.Route, slices []discoveryv1.EndpointSlice) *Table {
-	return Options{}.Build(routes, slices)
-}
-
 // defaultRoute is DefaultRouteHeader's one value, shared by every request.
 var defaultRoute = []string{"true"}
 

@@ -48,7 +48,7 @@ func TestBuildRoutesHostsToEndpoints(t *testing.T) {
 		slice("hello-00002", 4003, false, "127.0.0.1"),
 		slice("private-00001", 4004, true, "127.0.0.1"),
 	}
-	tbl := Build(routes, slices)
+	tbl := Options{}.Build(routes, slices)
 
 	counts := map[string]int{}
 	e := tbl.lookup("HELLO.default.localhost:8080")
@@ -93,7 +93,7 @@ func TestBuildIgnoresUntrustedSlices(t *testing.T) {
 		extra discoveryv1.EndpointSlice
 	}{{"no managed-by", unmanaged}, {"another manager", forged}, {"FQDN host name", fqdn}, {"link-local", linkLocal}} {
 		t.Run(tc.name, func(t *testing.T) {
-			tbl := Build(routes, []discoveryv1.EndpointSlice{slice("hello-00001", 4001, true, "127.0.0.1"), tc.extra})
+			tbl := Options{}.Build(routes, []discoveryv1.EndpointSlice{slice("hello-00001", 4001, true, "127.0.0.1"), tc.extra})
 			b := tbl.lookup("hello.default.localhost").pick()
 			if diff := cmp.Diff([]string{"127.0.0.1:4001"}, b.addrs); diff != "" {
 				t.Errorf("endpoints of hello-00001 (-want +got):\n%s", diff)
@@ -116,7 +116,7 @@ func TestRouterSignsTheRevision(t *testing.T) {
 		if signed {
 			r.SignRoutes(keys)
 		}
-		r.Update(Build([]servingv1.Route{route("hello", nil, "http://hello.default.localhost",
+		r.Update(Options{}.Build([]servingv1.Route{route("hello", nil, "http://hello.default.localhost",
 			servingv1.TrafficTarget{RevisionName: "hello-00001", Percent: ptr.To[int64](100)})},
 			[]discoveryv1.EndpointSlice{slice("hello-00001", int32(addr.Port), true, addr.IP.String())}))
 		front := httptest.NewServer(r)
@@ -194,7 +194,7 @@ func TestBuildTagHeaderRouting(t *testing.T) {
 		{name: "tag host, another tag", host: "old-hello.default.localhost", tags: []string{"nope"}, off: tagged, on: taggedOn},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.off, routeOf(Build(hello(), nil), tc.host, tc.tags...)); diff != "" {
+			if diff := cmp.Diff(tc.off, routeOf(Options{}.Build(hello(), nil), tc.host, tc.tags...)); diff != "" {
 				t.Errorf("tag-header routing off (-want +got):\n%s", diff)
 			}
 			on := Options{TagHeaderRouting: true}.Build(hello(), nil)

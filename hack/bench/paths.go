@@ -121,7 +121,7 @@ func startPaths() (*paths, error) {
 
 	router := ingress.NewRouter()
 	router.SignRoutes(keys)
-	router.Update(ingress.Build(
+	router.Update(ingress.Options{}.Build(
 		[]servingv1.Route{benchRoute("bench", serveHost, serveRevision), benchRoute("bench-act", proxyHost, proxyRevision)},
 		[]discoveryv1.EndpointSlice{benchSlice(serveRevision, queueAddr), benchSlice(proxyRevision, actAddr)},
 	))
