@@ -44,13 +44,16 @@ export TOOLS_CACHE BIN
 K8S_BINARIES := kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl
 TOOL         := hack/tools.sh
 
-tools: ## kube-apiserver, kube-controller-manager, kubectl and etcd for knit dev and envtest (and the node's binaries beside them)
+tools: ## kube-apiserver, kube-controller-manager, kubectl and etcd for knit dev and envtest (and the node's binaries beside them), buildkitd, buildctl and the registry for dockerfile:// builds
 	@$(TOOL) kubernetes hack/kubernetes "$(K8S_BINARIES)" -- \
 		sh -c 'go build -ldflags "-s -w $(K8S_LDFLAGS)" -o "$$OUT/" $(addprefix k8s.io/kubernetes/cmd/,$(K8S_BINARIES))'
 	@$(TOOL) etcd hack/etcd etcd -- sh -c 'go build -ldflags "-s -w" -o "$$OUT/etcd" go.etcd.io/etcd/server/v3'
+	@$(TOOL) buildkit hack/buildkit "buildkitd buildctl" -- sh -c 'CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$$OUT/" \
+		github.com/moby/buildkit/cmd/buildkitd github.com/moby/buildkit/cmd/buildctl'
+	@$(TOOL) registry hack/registry registry -- sh -c 'CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$$OUT/registry" .'
 
 clean-tools: ## unlink ./bin's tools (the cache outside the clone stays)
-	rm -f $(addprefix $(BIN)/,$(K8S_BINARIES)) $(BIN)/etcd
+	rm -f $(addprefix $(BIN)/,$(K8S_BINARIES)) $(BIN)/etcd $(BIN)/buildkitd $(BIN)/buildctl $(BIN)/registry
 
 # ---- checks ----
 vet:
@@ -289,7 +292,6 @@ cluster-tools: tools image-tool ## containerd, containerd-shim-runc-v2, ctr and 
 			github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
 			github.com/containerd/containerd/v2/cmd/ctr'
 	@$(TOOL) coredns hack/coredns coredns -- sh -c 'CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$$OUT/coredns" .'
-	@$(TOOL) registry hack/registry registry -- sh -c 'CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$$OUT/registry" .'
 
 cluster: cluster-tools ## start the test cluster (idempotent: starts only what is not running) and print its KUBECONFIG
 	KNIT_K8S_BIN=$(BIN) hack/cluster/up.sh $(CLUSTER_STATE)

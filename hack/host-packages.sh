@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages knit dev's image tests use, when missing:
-# runc (the engine knit dev runs images with) and busybox-static (the
-# shell the tests' images carry). Only as root on a Debian-like system;
+# runc (the engine knit dev runs images with, and BuildKit's worker),
+# busybox-static (the shell the tests' images carry) and
+# containernetworking-plugins (the CNI loopback plugin that gives a
+# dockerfile:// build's RUN steps a network namespace of their own). Only as root on a Debian-like system;
 # elsewhere the tests that need them skip, saying why.
 set -euo pipefail
 [ "$(uname -s)" = Linux ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || exit 0
-PKGS=(runc busybox-static)
+PKGS=(runc busybox-static containernetworking-plugins)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

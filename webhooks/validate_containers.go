@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/knitops/knit/config"
+	"github.com/knitops/knit/gitsync/build/dockerfile"
 	"github.com/knitops/knit/gitsync/build/kopath"
 )
 
@@ -84,6 +85,11 @@ func validateContainer(c corev1.Container, p *field.Path, serving bool, features
 	case strings.HasPrefix(c.Image, kopath.Scheme):
 		// Its path reaches go build as an argument (knit dev, build Jobs).
 		if err := kopath.Check(strings.TrimPrefix(c.Image, kopath.Scheme)); err != nil {
+			errs = append(errs, field.Invalid(p.Child("image"), c.Image, err.Error()))
+		}
+	case dockerfile.IsRef(c.Image):
+		// Its directory and settings reach BuildKit (knit's Git path).
+		if _, err := dockerfile.Parse(c.Image); err != nil {
 			errs = append(errs, field.Invalid(p.Child("image"), c.Image, err.Error()))
 		}
 	case !strings.Contains(c.Image, "://"):

@@ -48,6 +48,10 @@ type Options struct {
 	// leaves them as they are, for a runtime that builds them itself
 	// (knit dev). Its Jobs are watched: one finishing wakes its repository.
 	Builder *build.Builder
+	// Builders build the other source images (knit dev's BuildKit for
+	// dockerfile://); each wakes a repository whose build ended through
+	// Triggers. Asked after Builder, in order.
+	Builders []ImageBuilder
 	// GitServer is knit's Git server, whose token fetches from it carry;
 	// nil for none.
 	GitServer *GitServer
@@ -64,7 +68,7 @@ type Reconciler struct {
 	announcer Announcer
 	memory    *memory
 	now       func() time.Time
-	builder   *build.Builder
+	builders  []ImageBuilder
 	events    events.EventRecorder
 	gitServer *GitServer
 	// identities impersonate the ServiceAccounts GitRepositories name
@@ -85,7 +89,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		opts.Workers = 4
 	}
 	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: opts.Cache, announcer: opts.Announcer,
-		memory: newMemory(), now: time.Now, builder: opts.Builder, events: mgr.GetEventRecorder("knit-gitsync"),
+		memory: newMemory(), now: time.Now, builders: builders(opts), events: mgr.GetEventRecorder("knit-gitsync"),
 		gitServer: opts.GitServer, allowedKinds: opts.Identity.AllowedKinds,
 		identities: newIdentities(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}, opts.Identity.DefaultServiceAccount)}
 	b := ctrl.NewControllerManagedBy(mgr).
@@ -101,6 +105,15 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		b = b.WatchesRawSource(source.Channel(opts.Triggers, r.triggerHandler()))
 	}
 	return b.Complete(conflict.Requeue(r))
+}
+
+// builders are opts' builders in the order they are asked.
+func builders(opts Options) []ImageBuilder {
+	var out []ImageBuilder
+	if opts.Builder != nil {
+		out = append(out, opts.Builder)
+	}
+	return append(out, opts.Builders...)
 }
 
 // triggerHandler enqueues a triggered repository and remembers that it

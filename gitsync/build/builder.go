@@ -65,7 +65,7 @@ func (b *Builder) Resolve(ctx context.Context, builds []knitv1alpha1.BuildStatus
 	}
 	key := b.Key(r)
 	prev := find(builds, key)
-	image, err := b.recorded(ctx, r.Namespace, key)
+	image, err := b.ledger().Recorded(ctx, r.Namespace, key)
 	if err != nil {
 		return knitv1alpha1.BuildStatus{}, err
 	}
@@ -99,7 +99,7 @@ func (b *Builder) Resolve(ctx context.Context, builds []knitv1alpha1.BuildStatus
 		res = Result{Error: fmt.Sprintf("the build pushed %s, not an image of %s", res.Image, Repository(b.cfg.Registry, r.Namespace, r.Repository, r.Image))}
 	}
 	if res.Image != "" {
-		if err := b.record(ctx, r.Namespace, key, res.Image); err != nil {
+		if err := b.ledger().Record(ctx, r.Namespace, key, res.Image); err != nil {
 			return knitv1alpha1.BuildStatus{}, err
 		}
 	}
@@ -303,3 +303,11 @@ func find(builds []knitv1alpha1.BuildStatus, key string) *knitv1alpha1.BuildStat
 // ErrFailed marks a build that failed: the commit's problem, fixed by a
 // push, never by a retry.
 var ErrFailed = errors.New("build failed")
+
+// Builds reports whether this builder builds image: the ko:// images.
+func (b *Builder) Builds(image string) bool { return strings.HasPrefix(image, Scheme) }
+
+// Logs says where a build's output is read while its Job is kept.
+func (b *Builder) Logs(st knitv1alpha1.BuildStatus) string {
+	return fmt.Sprintf("kubectl logs -n %s job/%s", b.cfg.Namespace, strings.TrimPrefix(st.Job, b.cfg.Namespace+"/"))
+}

@@ -13,7 +13,8 @@ var containerPaths = [][]string{
 	{"spec", "initContainers"},
 }
 
-// SourceImages are the distinct ko:// images an object runs, in order.
+// SourceImages are the distinct images an object runs that knit builds
+// from source (IsSource), in order.
 func SourceImages(obj *unstructured.Unstructured) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -27,7 +28,7 @@ func SourceImages(obj *unstructured.Unstructured) []string {
 	return out
 }
 
-// Rewrite replaces each ko:// image of obj by what built maps it to;
+// Rewrite replaces each source image of obj by what built maps it to;
 // images built does not name stay as they are.
 func Rewrite(obj *unstructured.Unstructured, built map[string]string) {
 	eachImage(obj, func(image string) string {

@@ -7,14 +7,30 @@ import (
 	"path"
 	"strings"
 
+	"github.com/knitops/knit/gitsync/build/dockerfile"
 	"github.com/knitops/knit/gitsync/build/kopath"
 )
 
 // Scheme prefixes the images knit builds from source, as ko names them.
 const Scheme = kopath.Scheme
 
-// IsSource reports whether image is built from source (ko://…).
-func IsSource(image string) bool { return strings.HasPrefix(image, Scheme) }
+// IsSource reports whether image is built from source: ko://… (a Go
+// package) or dockerfile://… (a directory with a Dockerfile).
+func IsSource(image string) bool {
+	return strings.HasPrefix(image, Scheme) || dockerfile.IsRef(image)
+}
+
+// CheckSource refuses a source image knit would not build: a ko:// image
+// that is not plainly a package, a dockerfile:// image that is not plainly
+// a directory of the repository with known settings. The error wraps
+// kopath.ErrInvalid or dockerfile.ErrInvalid and says why.
+func CheckSource(image string) error {
+	if dockerfile.IsRef(image) {
+		_, err := dockerfile.Parse(image)
+		return err
+	}
+	return CheckImage(image)
+}
 
 // Key identifies a build: equal keys build byte-identical images, so a key
 // already built is never built again. toolchain is the builder image by

@@ -33,10 +33,28 @@ const (
 // LedgerName is the ledger of a repository namespace's builds.
 func LedgerName(namespace string) string { return ledgerPrefix + namespace }
 
-// recorded is the image the ledger holds for key, "" when none.
-func (b *Builder) recorded(ctx context.Context, namespace, key string) (string, error) {
+// Ledger reads and writes the ledgers kept in Namespace. Every builder of
+// source images (the cluster's Jobs, knit dev's BuildKit) records through
+// one, so a key is believed built only where knit wrote it.
+type Ledger struct {
+	// Client writes (a merge patch or a create); Reader reads, uncached
+	// or through a cache that holds Namespace's ConfigMaps.
+	Client client.Client
+	Reader client.Reader
+	// Namespace holds the ledgers: knit's own, where tenants cannot write.
+	Namespace string
+}
+
+// ledger is b's Ledger, in the build namespace.
+func (b *Builder) ledger() Ledger {
+	return Ledger{Client: b.client, Reader: b.reader, Namespace: b.cfg.Namespace}
+}
+
+// Recorded is the image the ledger of namespace's builds holds for key,
+// "" when none.
+func (l Ledger) Recorded(ctx context.Context, namespace, key string) (string, error) {
 	cm := &corev1.ConfigMap{}
-	err := b.reader.Get(ctx, client.ObjectKey{Namespace: b.cfg.Namespace, Name: LedgerName(namespace)}, cm)
+	err := l.Reader.Get(ctx, client.ObjectKey{Namespace: l.Namespace, Name: LedgerName(namespace)}, cm)
 	switch {
 	case apierrors.IsNotFound(err):
 		return "", nil
@@ -46,13 +64,14 @@ func (b *Builder) recorded(ctx context.Context, namespace, key string) (string, 
 	return cm.Data[key], nil
 }
 
-// record adds key → image to the namespace's ledger with a merge patch
-// (concurrent records of other keys do not conflict), creating it first
-// when missing, and drops the lexically first keys beyond keptDigests.
-func (b *Builder) record(ctx context.Context, namespace, key, image string) error {
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: b.cfg.Namespace, Name: LedgerName(namespace)}}
+// Record adds key → image to the ledger of namespace's builds with a
+// merge patch (concurrent records of other keys do not conflict), creating
+// it first when missing, and drops the lexically first keys beyond
+// keptDigests.
+func (l Ledger) Record(ctx context.Context, namespace, key, image string) error {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: l.Namespace, Name: LedgerName(namespace)}}
 	data := map[string]*string{key: &image}
-	if err := b.reader.Get(ctx, client.ObjectKeyFromObject(cm), cm); err == nil {
+	if err := l.Reader.Get(ctx, client.ObjectKeyFromObject(cm), cm); err == nil {
 		for _, k := range evicted(cm.Data, key) {
 			data[k] = nil
 		}
@@ -63,13 +82,13 @@ func (b *Builder) record(ctx context.Context, namespace, key, image string) erro
 	if err != nil {
 		return err
 	}
-	err = b.client.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch))
+	err = l.Client.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch))
 	if apierrors.IsNotFound(err) {
 		cm.Labels = map[string]string{LedgerLabel: "true", RepositoryNamespaceLabel: namespace}
 		cm.Data = map[string]string{key: image}
-		err = b.client.Create(ctx, cm)
+		err = l.Client.Create(ctx, cm)
 		if apierrors.IsAlreadyExists(err) { // another build's record won the race
-			err = b.client.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch))
+			err = l.Client.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch))
 		}
 	}
 	if err != nil {

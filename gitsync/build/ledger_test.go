@@ -76,7 +76,7 @@ func TestResolveTrustsTheLedgerOnly(t *testing.T) {
 	if b.Key(oreq) == key {
 		t.Fatal("two namespaces share a build key")
 	}
-	if img, err := b.recorded(ctx, other, b.Key(oreq)); err != nil || img != "" {
+	if img, err := b.ledger().Recorded(ctx, other, b.Key(oreq)); err != nil || img != "" {
 		t.Errorf("another namespace finds %q, %v recorded", img, err)
 	}
 }

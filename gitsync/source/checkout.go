@@ -58,6 +58,43 @@ func (c *Cache) Checkout(key, sha, root string) (string, error) {
 	return dir, nil
 }
 
+// Export writes the files under dir (a slash path, "." for the root) of
+// commit sha of the repository named key into dst, which must be empty or
+// missing: a build's context, without the rest of the repository, its
+// history or anything a checkout keeps. Symbolic links and submodules are
+// left out, as Checkout leaves them.
+func (c *Cache) Export(key, sha, dir, dst string) error {
+	r, err := c.open(key)
+	if err != nil {
+		return err
+	}
+	r.rw.RLock()
+	defer r.rw.RUnlock()
+	commit, err := r.commit(key, sha)
+	if err != nil {
+		return err
+	}
+	tree, err := commit.Tree()
+	if err != nil {
+		return fmt.Errorf("tree of %s: %w", sha, err)
+	}
+	if dir != "." {
+		if !safePath(dir) {
+			return fmt.Errorf("path %q leaves the repository", dir)
+		}
+		if tree, err = tree.Tree(dir); err != nil {
+			return fmt.Errorf("directory %s of %.7s: %w", dir, sha, err)
+		}
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	if err := writeTree(tree, dst); err != nil {
+		return fmt.Errorf("export %s of %.7s: %w", dir, sha, err)
+	}
+	return nil
+}
+
 func writeTree(tree *object.Tree, dir string) error {
 	return tree.Files().ForEach(func(f *object.File) error {
 		if !safePath(f.Name) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -215,6 +216,45 @@ func TestSafePath(t *testing.T) {
 	} {
 		if got := safePath(name); got != want {
 			t.Errorf("safePath(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// A build's context is the directory it names and nothing else: no file
+// of the rest of the repository, no link that could point out of it.
+func TestExportWritesOnlyTheDirectory(t *testing.T) {
+	dir, git := gitRepo(t)
+	writeFile(t, dir, "web/Dockerfile", "FROM scratch\n")
+	writeFile(t, dir, "web/app/main.py", "print('hi')\n")
+	writeFile(t, dir, "secrets.txt", "elsewhere\n")
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "web", "passwd")); err != nil {
+		t.Fatal(err)
+	}
+	git("add", ".")
+	git("commit", "-qm", "first")
+	sha := git("rev-parse", "HEAD")
+	c := &Cache{Dir: t.TempDir(), Egress: localDirs}
+	if _, err := c.Fetch(context.Background(), "default/web", dir, []string{"main"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "ctx")
+	if err := c.Export("default/web", sha, "web", dst); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	_ = filepath.WalkDir(dst, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dst, p)
+			got = append(got, rel)
+		}
+		return err
+	})
+	if want := []string{"Dockerfile", "app/main.py"}; !slices.Equal(got, want) {
+		t.Errorf("exported %v, want %v", got, want)
+	}
+	for _, bad := range []string{"../web", "nowhere"} {
+		if err := c.Export("default/web", sha, bad, filepath.Join(t.TempDir(), "x")); err == nil {
+			t.Errorf("Export of %q succeeded", bad)
 		}
 	}
 }
