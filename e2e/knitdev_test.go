@@ -88,13 +88,14 @@ func startKnitDev(t *testing.T, stateDir string) *knitDev {
 }
 
 // startKnitDevOn starts knit dev with its ingress and Git server on the
-// given addresses (a restart keeps them) and waits for its banner.
-func startKnitDevOn(t *testing.T, stateDir, httpAddr, gitAddr string) *knitDev {
+// given addresses (a restart keeps them), with extra flags, and waits for
+// its banner.
+func startKnitDevOn(t *testing.T, stateDir, httpAddr, gitAddr string, extra ...string) *knitDev {
 	t.Helper()
 	d := &knitDev{stateDir: stateDir, httpAddr: httpAddr, gitAddr: gitAddr, output: &syncBuffer{}, exited: make(chan error, 1)}
-	d.cmd = exec.Command(buildKnit(t), "dev",
+	d.cmd = exec.Command(buildKnit(t), append([]string{"dev",
 		"--state-dir", stateDir, "--bin-dir", binDir(t),
-		"--http-addr", d.httpAddr, "--git-addr", d.gitAddr)
+		"--http-addr", d.httpAddr, "--git-addr", d.gitAddr}, extra...)...)
 	d.cmd.Dir = repoRoot
 	stdout, err := d.cmd.StdoutPipe()
 	if err != nil {

@@ -72,6 +72,9 @@ type ControlPlaneOptions struct {
 	// a runtime that builds them itself (knit dev). The manager's cache
 	// must hold Jobs of Builds.Namespace.
 	Builds *build.Config
+	// ImageBuilders build the source images Builds does not (knit dev's
+	// BuildKit for dockerfile://); they outlive the manager.
+	ImageBuilders []gitrepository.ImageBuilder
 	// GitServer is knit's Git server, whose token the GitRepository
 	// reconciler presents when it fetches from it; nil for none.
 	GitServer *gitrepository.GitServer
@@ -145,7 +148,7 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 				return err
 			}
 			return gitrepository.SetupWithManager(mgr, gitrepository.Options{Cache: opts.GitCache, Announcer: announcer, Triggers: opts.GitTriggers,
-				Builder: builder, GitServer: opts.GitServer, Identity: opts.GitOpsIdentity})
+				Builder: builder, Builders: opts.ImageBuilders, GitServer: opts.GitServer, Identity: opts.GitOpsIdentity})
 		}},
 		{"announce", func() error { return announcer.SetupWithManager(mgr) }},
 		{"pullrequest", func() error {

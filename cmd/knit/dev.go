@@ -31,6 +31,10 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		"largest `size` of a push to knit's Git server (e.g. 100MiB): a bigger one is refused, with a message git shows, and nothing of it is stored")
 	fs.Var(bytesize.NewValue(&opts.GitMaxFetchBytes, gitsource.DefaultMaxFetchBytes), "git-max-fetch-size",
 		"largest `size` of what one fetch of a GitRepository may bring, every file of its branch heads (e.g. 100MiB): heads that weigh more are not synced (Synced=False, reason TooLarge)")
+	fs.Func("build-mirror", "`REGISTRY=MIRROR[,MIRROR…]`: dockerfile:// builds pull REGISTRY's images (docker.io, say) from the mirrors first; repeat for more", func(v string) error {
+		opts.BuildMirrors = append(opts.BuildMirrors, v)
+		return nil
+	})
 	fs.Func("plain-http-registry", "a registry (`host:port`) images may be pulled from over plain HTTP, besides loopback ones; repeat for more", func(v string) error {
 		opts.PlainHTTPRegistries = append(opts.PlainHTTPRegistries, v)
 		return nil

@@ -206,13 +206,26 @@ func (r *Reconciler) buildEvent(repo *knitv1alpha1.GitRepository, b ImageBuilder
 	if r.events == nil {
 		return
 	}
+	// Events alike but for their note fold into one series that keeps
+	// the first note: each build names its own action, so a second
+	// build's Events are not read as the first's.
+	action := "Build/" + truncateKey(st.Key)
 	switch st.Phase {
 	case knitv1alpha1.BuildRunning:
-		r.events.Eventf(repo, nil, corev1.EventTypeNormal, "BuildStarted", "Build",
+		r.events.Eventf(repo, nil, corev1.EventTypeNormal, "BuildStarted", action,
 			"Building %s of %.7s: %s", st.Source, st.Commit, b.Logs(st))
 	case knitv1alpha1.BuildSucceeded:
-		r.events.Eventf(repo, nil, corev1.EventTypeNormal, "BuildSucceeded", "Build", "Built %s of %.7s as %s (%s)", st.Source, st.Commit, st.Image, st.Durations)
+		r.events.Eventf(repo, nil, corev1.EventTypeNormal, "BuildSucceeded", action, "Built %s of %.7s as %s (%s)", st.Source, st.Commit, st.Image, st.Durations)
 	case knitv1alpha1.BuildFailed:
-		r.events.Eventf(repo, nil, corev1.EventTypeWarning, "BuildFailed", "Build", "Build of %s at %.7s failed: %s", st.Source, st.Commit, st.Message)
+		r.events.Eventf(repo, nil, corev1.EventTypeWarning, "BuildFailed", action, "Build of %s at %.7s failed: %s", st.Source, st.Commit, st.Message)
 	}
+}
+
+// truncateKey is the first 16 characters of a build key, as build Jobs
+// are named.
+func truncateKey(key string) string {
+	if len(key) > 16 {
+		return key[:16]
+	}
+	return key
 }

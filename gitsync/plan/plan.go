@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/gitsync/build/dockerfile"
 )
 
 // ErrInvalid marks a commit whose objects knit refuses: the commit is
@@ -189,11 +191,15 @@ func templateHash(tmpl *servingv1.RevisionTemplateSpec, source string) (string, 
 }
 
 // BuildsFromRepository reports whether a template runs code from the
-// repository itself: a ko://./relative image.
+// repository itself: a ko://./relative image, or a dockerfile:// image
+// (always a directory of the repository), in a container or an init
+// container.
 func BuildsFromRepository(tmpl *servingv1.RevisionTemplateSpec) bool {
-	for _, c := range tmpl.Spec.Containers {
-		if strings.HasPrefix(c.Image, "ko://./") || strings.HasPrefix(c.Image, "ko://../") {
-			return true
+	for _, cs := range [][]corev1.Container{tmpl.Spec.Containers, tmpl.Spec.InitContainers} {
+		for _, c := range cs {
+			if strings.HasPrefix(c.Image, "ko://./") || strings.HasPrefix(c.Image, "ko://../") || dockerfile.IsRef(c.Image) {
+				return true
+			}
 		}
 	}
 	return false

@@ -175,9 +175,9 @@ func TestPullRequestRevision(t *testing.T) {
 	}
 }
 
-// A Service built from the repository (ko://./…) gets a new Revision when
-// its sources change, even if its YAML did not; one built from elsewhere
-// does not care.
+// A Service built from the repository (ko://./…, dockerfile://…) gets a
+// new Revision when its sources change, even if its YAML did not; one
+// built from elsewhere does not care.
 func TestSourceChangesStampBuiltServices(t *testing.T) {
 	in := func(doc, source, sha string, live *servingv1.Service) *servingv1.Service {
 		objs, err := Objects(Input{Commit: commit(sha), Rendered: []*unstructured.Unstructured{parse(t, doc)}, Namespaced: namespacedAll,
@@ -193,6 +193,12 @@ func TestSourceChangesStampBuiltServices(t *testing.T) {
 	}
 	if got := in(helloYAML, "src-1", sha2, first).Spec.Template.Name; got != "hello-0123456" {
 		t.Errorf("no code change: revision %s, want the first kept", got)
+	}
+	// A Dockerfile service's code (app.py, say) is in the same fingerprint.
+	docker := strings.Replace(helloYAML, "ko://./cmd/hello", "dockerfile://./web", 1)
+	firstDocker := in(docker, "src-1", sha1, nil)
+	if got := in(docker, "src-2", sha2, firstDocker).Spec.Template.Name; got != "hello-fedcba9" {
+		t.Errorf("dockerfile:// service, code change: revision %s, want a new one", got)
 	}
 	remote := strings.Replace(helloYAML, "ko://./cmd/hello", "ko://example.com/hello", 1)
 	firstRemote := in(remote, "src-1", sha1, nil)

@@ -22,6 +22,7 @@ var trustedManagers = map[string]bool{
 	"knit-serverlessservice":          true, // the SKS's public slices (controllers/serverlessservice/resources.ManagedBy)
 	"knit-local-runtime":              true, // knit dev's replicas (local/runtime.ManagedBy)
 	"knit-dev":                        true, // knit dev's activator (local/dev)
+	"knit-endpoints":                  true, // copies of knit's own slices under Knative's names (controllers/endpoints.ManagedBy), made only from trusted ones
 }
 
 // ReplicaNetworks is the link-local range knit dev's isolated replicas

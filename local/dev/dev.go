@@ -15,6 +15,7 @@ import (
 	"github.com/knitops/knit/api"
 	"github.com/knitops/knit/charts/knit/crds"
 	"github.com/knitops/knit/config"
+	"github.com/knitops/knit/controllers/gitrepository"
 	"github.com/knitops/knit/dataplane/forward"
 	"github.com/knitops/knit/dataplane/ingress"
 	"github.com/knitops/knit/internal/hopauth"
@@ -131,11 +132,17 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, dp *dataPlane, 
 		return err
 	}
 	dp.git.cache.Retain = dp.git.retain(dpMgr.GetClient())
+	builds, err := startBuilds(ctx, opts, apiSrv.config, c, scheme, dp.git)
+	if err != nil {
+		return err
+	}
+	defer builds.close()
 	ctrls := &controllers{config: apiSrv.config, scheme: scheme, out: out, options: platform.ControlPlaneOptions{
 		Store: dp.store, StoreWatched: true, URLPort: dp.ingress.Listener.Addr().(*net.TCPAddr).Port,
 		QueueImage: queueImage, QueueEnv: queueEnv,
 		RegistryTransport: images.GuardPlainHTTP(nil, opts.PlainHTTPRegistries),
 		GitCache:          dp.git.cache, GitTriggers: dp.git.triggers, GitServer: dp.git.server(),
+		ImageBuilders: []gitrepository.ImageBuilder{builds},
 	}}
 
 	r := startPlanes(ctx, dpMgr, dp.ingress, ctrls, opts.Restart)

@@ -46,6 +46,11 @@ type Options struct {
 	// plain HTTP ("host:port"), besides loopback ones, as containerd's
 	// hosts.toml plain-http allows a host.
 	PlainHTTPRegistries []string
+	// BuildMirrors are registries dockerfile:// builds pull bases from
+	// before the one a Dockerfile names: "docker.io=127.0.0.1:5000"
+	// (several mirrors comma-separated; loopback ones in plain HTTP), as
+	// buildkitd.toml's registry mirrors.
+	BuildMirrors []string
 	// Restart replaces the controllers at every receive, while the
 	// ingress, the activator, the replicas, admission and the Git server
 	// keep serving (`knit dev` sends on it at SIGHUP).

@@ -15,6 +15,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/knitops/knit/gitsync/build/dockerfile"
 	"github.com/knitops/knit/local/cgroups"
 	"github.com/knitops/knit/local/engine"
 	"github.com/knitops/knit/local/images"
@@ -47,6 +48,10 @@ func (r *replica) resolveOCI(ctx context.Context, c *corev1.Container, env *envL
 	if r.rt.opts.OCI == nil {
 		return &failure{Reason: ReasonImageNotRunnable, Message: fmt.Sprintf(
 			"image %s: knit dev runs container images as root on Linux, with runc; run knit dev as root (with runc installed), or build the app from source with a ko:// image", c.Image)}
+	}
+	if dockerfile.IsRef(c.Image) {
+		return &failure{Reason: ReasonImageNotRunnable, Message: fmt.Sprintf(
+			"image %s: dockerfile:// images are built by knit's Git path from the commit that names them; push the repository to knit's Git server (or sync it with a GitRepository) rather than applying the Service directly", c.Image)}
 	}
 	img, f := r.pullImage(ctx, c, attempt)
 	if f != nil {
