@@ -74,6 +74,10 @@ func (r *Reconciler) applyIfChanged(ctx context.Context, repo *knitv1alpha1.GitR
 		// repository, and that pass applies what was built; rights
 		// granted to the repository's ServiceAccount are used at the next
 		// poll or push.
+		st.building = p.prStatus
+		if st.building == nil {
+			st.building = map[int64]*previewOutcome{}
+		}
 		return nil, nil
 	}
 	done := &applied{key: key, at: r.now(), outcomes: p.prStatus}

@@ -67,14 +67,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// An apply counts once its branches and inventory are in the status:
 	// until then the next pass applies again.
 	if err == nil && done != nil {
-		st.applied = done
+		st.applied, st.building = done, nil
 	}
 	r.memory.put(req.NamespacedName, st)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if st.applied != nil {
-		if err := r.updatePullRequests(ctx, prs, st.applied.outcomes); err != nil {
+	if outcomes, ok := st.outcomes(); ok {
+		if err := r.updatePullRequests(ctx, prs, outcomes); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

@@ -44,6 +44,22 @@ type remembered struct {
 	// applied is what the last successful render and apply left; nil
 	// before the first.
 	applied *applied
+	// building are the preview outcomes of the last pass that left
+	// builds running (not remembered as applied): a pull request opened
+	// meanwhile is deploying, not unknown. nil once a pass is applied.
+	building map[int64]*previewOutcome
+}
+
+// outcomes are the previews the pull requests' status reports: the
+// latest pass's, whether it finished or waits for builds.
+func (s *remembered) outcomes() (map[int64]*previewOutcome, bool) {
+	switch {
+	case s.building != nil:
+		return s.building, true
+	case s.applied != nil:
+		return s.applied.outcomes, true
+	}
+	return nil, false
 }
 
 func newMemory() *memory {
