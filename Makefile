@@ -18,7 +18,7 @@ K8S_LDFLAGS    := -X k8s.io/component-base/version.gitVersion=v$(K8S_VERSION) \
 # the targets that start a control plane, so `make test-unit` needs no ./bin.
 test chart-test run bench bench-scale: export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build generate verify-generated tools test test-unit test-reliability fuzz run bench bench-scale vet fmt-check clean-tools host-packages
+.PHONY: all build generate verify-generated tools base-images test test-unit test-reliability fuzz run bench bench-scale vet fmt-check clean-tools host-packages
 
 all: build
 
@@ -71,10 +71,13 @@ fmt-check:
 # own) and run in the plain pass.
 RACE_PKGS := ./dataplane/... ./local/... ./gitsync/...
 
+base-images: ## as root on Debian: the python and node bases dockerfile:// tests and examples build FROM, made from Debian's packages (hack/bases), cached outside the clone, linked at bin/bases
+	@hack/bases/make.sh
+
 host-packages: ## as root on Debian: runc and busybox-static, for knit dev's container images and their tests
 	@hack/host-packages.sh
 
-test: tools host-packages verify-generated vet fmt-check ## everything CI runs: unit, envtest, knit dev e2e, Knative's conformance suite, and the cluster journeys (and the suite there) when root on Linux
+test: tools host-packages base-images verify-generated vet fmt-check ## everything CI runs: unit, envtest, knit dev e2e, Knative's conformance suite, and the cluster journeys (and the suite there) when root on Linux
 	go test -count=1 ./...
 	go test -count=1 -race $(RACE_PKGS)
 	$(MAKE) --no-print-directory fuzz FUZZTIME=1000x

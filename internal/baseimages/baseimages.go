@@ -1,0 +1,108 @@
+// Package baseimages finds the base images `make base-images` builds
+// from Debian's packages (hack/bases) and pushes them to a registry, for
+// the tests and benchmarks whose Dockerfiles build FROM python or node
+// while nothing may come from a registry outside this machine.
+package baseimages
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// EnvDir overrides where the layouts are looked for.
+const EnvDir = "KNIT_BASE_IMAGES"
+
+// Dir is the OCI image layout of base name: $KNIT_BASE_IMAGES/<name>,
+// else bin/bases/<name> of the module's root found above the working
+// directory.
+func Dir(base string) (string, error) {
+	root := os.Getenv(EnvDir)
+	if root == "" {
+		mod, err := moduleRoot()
+		if err != nil {
+			return "", err
+		}
+		root = filepath.Join(mod, "bin", "bases")
+	}
+	dir := filepath.Join(root, base)
+	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
+		return "", fmt.Errorf("base image %s is not built in %s: run make base-images (root on Debian)", base, root)
+	}
+	return dir, nil
+}
+
+// moduleRoot is the nearest directory above the working one with a go.mod.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Push pushes the one image of the layout at dir to ref and returns its
+// digest. A registry on loopback is spoken to in plain HTTP.
+func Push(ctx context.Context, dir, ref string) (string, error) {
+	p, err := layout.FromPath(dir)
+	if err != nil {
+		return "", fmt.Errorf("base image layout %s: %w", dir, err)
+	}
+	idx, err := p.ImageIndex()
+	if err != nil {
+		return "", err
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		return "", err
+	}
+	if len(m.Manifests) != 1 {
+		return "", fmt.Errorf("base image layout %s holds %d images, want 1", dir, len(m.Manifests))
+	}
+	img, err := idx.Image(m.Manifests[0].Digest)
+	if err != nil {
+		return "", err
+	}
+	var opts []name.Option
+	if loopback(ref) {
+		opts = append(opts, name.Insecure)
+	}
+	tag, err := name.ParseReference(ref, opts...)
+	if err != nil {
+		return "", err
+	}
+	if err := remote.Write(tag, img, remote.WithContext(ctx)); err != nil {
+		return "", fmt.Errorf("push %s: %w", ref, err)
+	}
+	return m.Manifests[0].Digest.String(), nil
+}
+
+// loopback reports whether ref's registry is on this machine's loopback.
+func loopback(ref string) bool {
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		return false
+	}
+	host, _, err := net.SplitHostPort(r.Context().RegistryStr())
+	if err != nil {
+		host = r.Context().RegistryStr()
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
+}
