@@ -63,15 +63,16 @@ func pyCompile(t *tree) error {
 		if t.isDir("usr/share/python3") {
 			dirs = append(dirs, "usr/share/python3")
 		}
-		// -S: no site; PYTHONHOME: the image's library, not where the
-		// loader was started from.
+		// -S: no site. -B: the compiler's own imports write no .pyc
+		// (they would name this directory, and compileall would keep
+		// them). PYTHONHOME: the image's library, not the loader's.
 		script := `import compileall, sys
 root = sys.argv[1]
-ok = all([compileall.compile_dir(root + "/" + d, quiet=2, stripdir=root, prependdir="/", workers=1)
+ok = all([compileall.compile_dir(root + "/" + d, quiet=2, stripdir=root, prependdir="/", force=True)
           for d in sys.argv[2:]])
 sys.exit(0 if ok else 1)`
 		cmd := exec.Command(filepath.Join(dir, loader), "--library-path", filepath.Join(dir, path.Dir(loader)),
-			filepath.Join(dir, py), "-S", "-c", script, dir)
+			filepath.Join(dir, py), "-S", "-B", "-c", script, dir)
 		cmd.Args = append(cmd.Args, dirs...)
 		cmd.Env = []string{"PYTHONHOME=" + filepath.Join(dir, "usr"), "LC_ALL=C.UTF-8", "SOURCE_DATE_EPOCH=0"}
 		if out, err := cmd.CombinedOutput(); err != nil {

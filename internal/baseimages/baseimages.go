@@ -6,11 +6,11 @@ package baseimages
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
@@ -20,9 +20,13 @@ import (
 // EnvDir overrides where the layouts are looked for.
 const EnvDir = "KNIT_BASE_IMAGES"
 
+// Module is the module whose root holds bin/bases.
+const Module = "github.com/knitops/knit"
+
 // Dir is the OCI image layout of base name: $KNIT_BASE_IMAGES/<name>,
-// else bin/bases/<name> of the module's root found above the working
-// directory.
+// else bin/bases/<name> of knit's module root, the first directory above
+// the working one whose go.mod is Module's (a test runs in its package's
+// directory; hack/images has a go.mod of its own).
 func Dir(base string) (string, error) {
 	root := os.Getenv(EnvDir)
 	if root == "" {
@@ -34,35 +38,47 @@ func Dir(base string) (string, error) {
 	}
 	dir := filepath.Join(root, base)
 	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
-		return "", fmt.Errorf("base image %s is not built in %s: run make base-images (root on Debian)", base, root)
+		return "", fmt.Errorf("base image %s is not built in %s: run make base-images (on Debian)", base, root)
 	}
 	return dir, nil
 }
 
-// moduleRoot is the nearest directory above the working one with a go.mod.
+// moduleRoot is the nearest directory above the working one (or it) with
+// Module's go.mod.
 func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
+	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+	for dir := wd; ; {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && modulePath(data) == Module {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
+			return "", fmt.Errorf("no go.mod of %s above %s: run make base-images in knit's clone and work there, or set %s to the bases it built", Module, wd, EnvDir)
 		}
 		dir = parent
 	}
 }
 
-// Push pushes the one image of the layout at dir to ref and returns its
-// digest. A registry on loopback is spoken to in plain HTTP.
-func Push(ctx context.Context, dir, ref string) (string, error) {
-	p, err := layout.FromPath(dir)
+// modulePath is a go.mod's module path.
+func modulePath(gomod []byte) string {
+	for _, line := range strings.Split(string(gomod), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
+}
+
+// Push pushes the one image of the OCI image layout at layoutDir to ref
+// and returns its manifest digest. A registry on loopback is spoken to in
+// plain HTTP.
+func Push(ctx context.Context, layoutDir, ref string) (digest string, err error) {
+	p, err := layout.FromPath(layoutDir)
 	if err != nil {
-		return "", fmt.Errorf("base image layout %s: %w", dir, err)
+		return "", fmt.Errorf("base image layout %s: %w", layoutDir, err)
 	}
 	idx, err := p.ImageIndex()
 	if err != nil {
@@ -73,7 +89,7 @@ func Push(ctx context.Context, dir, ref string) (string, error) {
 		return "", err
 	}
 	if len(m.Manifests) != 1 {
-		return "", fmt.Errorf("base image layout %s holds %d images, want 1", dir, len(m.Manifests))
+		return "", fmt.Errorf("base image layout %s holds %d images, want 1", layoutDir, len(m.Manifests))
 	}
 	img, err := idx.Image(m.Manifests[0].Digest)
 	if err != nil {
