@@ -12,8 +12,8 @@
 // (paths on the builder's disk) and the target and arguments frontend
 // options, so anything that is not plainly a path inside the repository or
 // a plain name is refused here, before admission, a build or a key exists.
-// It is a leaf package (standard library only): admission, the Git path
-// and the builders share one definition.
+// It depends on kopath alone (whose path rules it shares): admission,
+// the Git path and the builders share one definition.
 package dockerfile
 
 import (
@@ -25,6 +25,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/knitops/knit/gitsync/build/kopath"
 )
 
 // Scheme prefixes the images knit builds from a Dockerfile.
@@ -195,40 +197,16 @@ func (r Ref) Name(repository string) string {
 	return strings.ToLower(path.Base(r.Dir))
 }
 
-// checkPath checks a relative slash path element by element: no empty,
-// dot-only or hidden elements, none starting with '-', a short alphabet.
+// checkPath checks a relative slash path as kopath checks a package's
+// directory, with a bound on its length and no leading slash.
 func checkPath(p string) error {
 	switch {
 	case len(p) > maxPathLen:
 		return fmt.Errorf("longer than %d bytes", maxPathLen)
-	case strings.HasSuffix(p, "/"):
-		return errors.New("trailing slash")
 	case strings.HasPrefix(p, "/"):
 		return errors.New("absolute path")
 	}
-	for elem := range strings.SplitSeq(p, "/") {
-		if err := checkElem(elem); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func checkElem(elem string) error {
-	switch {
-	case elem == "":
-		return errors.New("empty path element (a double slash)")
-	case strings.Count(elem, ".") == len(elem):
-		return fmt.Errorf("path element %q is only dots (no ..)", elem)
-	case elem[0] == '.' || elem[0] == '-':
-		return fmt.Errorf("path element %q starts with %q", elem, elem[0])
-	}
-	for _, c := range elem {
-		if !nameRune(c) && c != '~' && c != '+' {
-			return fmt.Errorf("path element %q has the character %q (allowed: A-Z a-z 0-9 - . _ ~ +)", elem, c)
-		}
-	}
-	return nil
+	return kopath.CheckPath(p)
 }
 
 func plainName(s string) bool {

@@ -74,6 +74,12 @@ func Check(pkg string) error {
 	return nil
 }
 
+// CheckPath checks a relative slash path element by element the way
+// x/mod checks an import path: no empty, dot-only or hidden elements,
+// none starting with '-' or ending with '.', a short alphabet. Paths a
+// builder is handed as arguments (a package, a build context) share it.
+func CheckPath(p string) error { return checkPath(p) }
+
 // checkPath checks slash-separated elements the way x/mod checks an
 // import path.
 func checkPath(p string) error {
