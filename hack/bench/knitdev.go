@@ -50,13 +50,15 @@ type devSpec struct {
 	knit, root, binDir string
 	stateDir, logPath  string
 	httpAddr, gitAddr  string
-	metricsAddr        string // empty: no --metrics-addr
+	metricsAddr        string   // empty: no --metrics-addr
+	extra              []string // further flags of knit dev
 }
 
 // startDev starts knit dev with its state in tmp, on free loopback ports,
-// and waits for its banner. withMetrics serves its /metrics too.
-func startDev(ctx context.Context, knit, root, binDir, tmp string, withMetrics bool) (*knitDev, error) {
-	s := devSpec{knit: knit, root: root, binDir: binDir, stateDir: filepath.Join(tmp, "state"), logPath: filepath.Join(tmp, "knit-dev.log")}
+// and waits for its banner. withMetrics serves its /metrics too; extra
+// are further flags of knit dev.
+func startDev(ctx context.Context, knit, root, binDir, tmp string, withMetrics bool, extra ...string) (*knitDev, error) {
+	s := devSpec{knit: knit, root: root, binDir: binDir, stateDir: filepath.Join(tmp, "state"), logPath: filepath.Join(tmp, "knit-dev.log"), extra: extra}
 	addrs := []*string{&s.httpAddr, &s.gitAddr}
 	if withMetrics {
 		addrs = append(addrs, &s.metricsAddr)
@@ -89,6 +91,7 @@ func (s devSpec) start(ctx context.Context) (*knitDev, error) {
 	if s.metricsAddr != "" {
 		args = append(args, "--metrics-addr", s.metricsAddr)
 	}
+	args = append(args, s.extra...)
 	d.cmd = exec.Command(s.knit, args...)
 	d.cmd.Dir = s.root
 	d.cmd.Stderr = d.log

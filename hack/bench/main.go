@@ -35,6 +35,7 @@ type options struct {
 	only             []string
 	coldRuns         int
 	pullRuns         int
+	dockerfileRuns   int
 	cluster          string // kubeconfig of the test cluster; empty skips the cluster part
 	clusterRuns      int
 	binDir           string
@@ -69,6 +70,7 @@ func parseFlags() (options, error) {
 	flag.DurationVar(&o.warmup, "warmup", 100*time.Millisecond, "unmeasured load before each slice")
 	flag.IntVar(&o.maxRequests, "max-requests", 1_000_000, "requests per path and concurrency at most")
 	flag.IntVar(&o.coldRuns, "cold-runs", 5, "cold starts to time in knit dev, of the ko:// Revision and of the image one each (0 skips the cold-start part)")
+	flag.IntVar(&o.dockerfileRuns, "dockerfile-runs", 3, "code changes of examples/python-hello (dockerfile://) to time push → serving in knit dev, after its first, cold build (0 skips the dockerfile:// part)")
 	flag.IntVar(&o.pullRuns, "pull-runs", 3, "first pulls of a 50 MiB image from a loopback registry by knit's image store and by crane, each (0 skips the pull part)")
 	flag.StringVar(&o.cluster, "cluster-kubeconfig", "", "kubeconfig of the test cluster (make cluster) to install knit on and time real pods; empty skips it")
 	flag.IntVar(&o.clusterRuns, "cluster-runs", 5, "cold starts and plain pod starts to time on the cluster")
@@ -122,8 +124,8 @@ func parseFlags() (options, error) {
 		}
 		o.knativeQueue = abs
 	}
-	if o.slices < 1 || o.duration <= 0 || o.shapeDuration <= 0 || o.maxRequests < o.slices || o.coldRuns < 0 || o.pullRuns < 0 {
-		return o, fmt.Errorf("-slices, -duration, -shape-duration and -max-requests must be positive, -cold-runs and -pull-runs not negative")
+	if o.slices < 1 || o.duration <= 0 || o.shapeDuration <= 0 || o.maxRequests < o.slices || o.coldRuns < 0 || o.pullRuns < 0 || o.dockerfileRuns < 0 {
+		return o, fmt.Errorf("-slices, -duration, -shape-duration and -max-requests must be positive, -cold-runs, -pull-runs and -dockerfile-runs not negative")
 	}
 	return o, nil
 }
@@ -186,6 +188,11 @@ func run(ctx context.Context, o options) error {
 	if o.coldRuns > 0 {
 		if rep.cold, err = measureColdStart(ctx, root, binDir, o.coldRuns, os.Stderr); err != nil {
 			return fmt.Errorf("cold start: %w", err)
+		}
+	}
+	if o.dockerfileRuns > 0 {
+		if rep.dockerfile, err = measureDockerfile(ctx, root, binDir, o.dockerfileRuns, os.Stderr); err != nil {
+			return fmt.Errorf("dockerfile: %w", err)
 		}
 	}
 	if o.pullRuns > 0 {

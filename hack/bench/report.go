@@ -61,8 +61,10 @@ type report struct {
 	opts    options
 	request *requestPath
 	cold    *coldResult
-	pull    *pullResult
-	cluster *clusterResult
+	// dockerfile is nil when the part was not run (-dockerfile-runs 0).
+	dockerfile *dockerfileResult
+	pull       *pullResult
+	cluster    *clusterResult
 	// carriedCluster is a previous report's cluster section, kept when
 	// this run skipped the cluster part.
 	carriedCluster string
@@ -104,6 +106,9 @@ func (r *report) markdown() string {
 
 	if c := r.cold; c != nil {
 		b.WriteString(c.markdown())
+	}
+	if d := r.dockerfile; d != nil {
+		b.WriteString(d.markdown())
 	}
 	if p := r.pull; p != nil {
 		b.WriteString(p.markdown())
