@@ -3,11 +3,13 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,7 +25,17 @@ import (
 // /whoami's key=value lines.
 func whoami(t *testing.T, port int32) map[string]string {
 	t.Helper()
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/whoami", port))
+	// The replicas these tests ask have exec readiness probes, which say
+	// nothing of the HTTP port: under load the app may be Ready a moment
+	// before it listens.
+	var resp *http.Response
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, err = http.Get(fmt.Sprintf("http://127.0.0.1:%d/whoami", port))
+		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
