@@ -192,10 +192,8 @@ func sourceTree(commit *object.Commit, image string) (string, error) {
 }
 
 func buildPhase(builds []knitv1alpha1.BuildStatus, key string) knitv1alpha1.BuildPhase {
-	for _, b := range builds {
-		if b.Key == key {
-			return b.Phase
-		}
+	if b := build.Find(builds, key); b != nil {
+		return b.Phase
 	}
 	return ""
 }

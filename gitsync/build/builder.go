@@ -64,7 +64,7 @@ func (b *Builder) Resolve(ctx context.Context, builds []knitv1alpha1.BuildStatus
 		return knitv1alpha1.BuildStatus{}, fmt.Errorf("%w: %w", ErrFailed, err)
 	}
 	key := b.Key(r)
-	prev := find(builds, key)
+	prev := Find(builds, key)
 	image, err := b.ledger().Recorded(ctx, r.Namespace, key)
 	if err != nil {
 		return knitv1alpha1.BuildStatus{}, err
@@ -284,14 +284,15 @@ func jobFailure(job *batchv1.Job) string {
 // Record stores st in builds: in place of its key's earlier record, else
 // first, keeping the newest keptBuilds.
 func Record(builds []knitv1alpha1.BuildStatus, st knitv1alpha1.BuildStatus) []knitv1alpha1.BuildStatus {
-	if prev := find(builds, st.Key); prev != nil {
+	if prev := Find(builds, st.Key); prev != nil {
 		*prev = st
 		return builds
 	}
 	return append([]knitv1alpha1.BuildStatus{st}, builds[:min(len(builds), keptBuilds-1)]...)
 }
 
-func find(builds []knitv1alpha1.BuildStatus, key string) *knitv1alpha1.BuildStatus {
+// Find is the record of key in builds, nil when there is none.
+func Find(builds []knitv1alpha1.BuildStatus, key string) *knitv1alpha1.BuildStatus {
 	for i := range builds {
 		if builds[i].Key == key {
 			return &builds[i]

@@ -99,7 +99,7 @@ func (b *dockerfileBuilds) Resolve(ctx context.Context, builds []knitv1alpha1.Bu
 		return knitv1alpha1.BuildStatus{}, fmt.Errorf("%w: %w", build.ErrFailed, err)
 	}
 	key := b.Key(r)
-	prev := findBuild(builds, key)
+	prev := build.Find(builds, key)
 	image, err := b.ledger.Recorded(ctx, r.Namespace, key)
 	if err != nil {
 		return knitv1alpha1.BuildStatus{}, err
@@ -241,15 +241,6 @@ func durations(took time.Duration, res buildkit.Result) string {
 		}
 	}
 	return out
-}
-
-func findBuild(builds []knitv1alpha1.BuildStatus, key string) *knitv1alpha1.BuildStatus {
-	for i := range builds {
-		if builds[i].Key == key {
-			return &builds[i]
-		}
-	}
-	return nil
 }
 
 func truncate(s string, n int) string {
