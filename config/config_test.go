@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
 )
 
 func TestParseGC(t *testing.T) {
@@ -186,4 +187,61 @@ func TestParseNetworkEgressAllow(t *testing.T) {
 	}
 	_, err = ParseNetwork(map[string]string{"egress-allow": "127.0.0.1:http"})
 	checkErr(t, err, `config-network: egress-allow: "127.0.0.1:http": port "http" is not a number from 1 to 65535`)
+}
+
+// TestParseNetworkHTTPProtocol: Knative's values in any case; Disabled,
+// deprecated in Knative and served as Enabled there, is Enabled; anything
+// else refuses the ConfigMap rather than guess.
+func TestParseNetworkHTTPProtocol(t *testing.T) {
+	for _, tc := range []struct {
+		value   *string
+		want    HTTPProtocol
+		wantErr string
+	}{
+		{value: nil, want: HTTPEnabled},
+		{value: ptr.To(""), want: HTTPEnabled},
+		{value: ptr.To("Enabled"), want: HTTPEnabled},
+		{value: ptr.To("Redirected"), want: HTTPRedirected},
+		{value: ptr.To(" REDIRECTED "), want: HTTPRedirected},
+		{value: ptr.To("Disabled"), want: HTTPEnabled},
+		{value: ptr.To("https-only"), wantErr: `config-network: http-protocol="https-only": want Enabled or Redirected, got "https-only"`},
+	} {
+		data := map[string]string{}
+		if tc.value != nil {
+			data["http-protocol"] = *tc.value
+		}
+		n, err := ParseNetwork(data)
+		checkErr(t, err, tc.wantErr)
+		if err == nil && n.HTTPProtocol != tc.want {
+			t.Errorf("http-protocol %v: got %q, want %q", data, n.HTTPProtocol, tc.want)
+		}
+	}
+}
+
+func TestRouteHTTPProtocol(t *testing.T) {
+	redirected, err := ParseNetwork(map[string]string{"http-protocol": "Redirected"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enabled, _ := ParseNetwork(nil)
+	for _, tc := range []struct {
+		net     *Network
+		anns    map[string]string
+		want    HTTPProtocol
+		wantErr string
+	}{
+		{net: enabled, want: HTTPEnabled},
+		{net: redirected, want: HTTPRedirected},
+		{net: enabled, anns: map[string]string{HTTPProtocolAnnotation: "Redirected"}, want: HTTPRedirected},
+		{net: redirected, anns: map[string]string{HTTPProtocolAnnotation: "enabled"}, want: HTTPEnabled},
+		{net: enabled, anns: map[string]string{HTTPOptionAnnotation: "Redirected", HTTPProtocolAnnotation: "Enabled"}, want: HTTPRedirected},
+		{net: enabled, anns: map[string]string{HTTPProtocolAnnotation: "Disabled"},
+			wantErr: `annotation networking.knative.dev/http-protocol="Disabled": want Enabled or Redirected`},
+	} {
+		got, err := tc.net.RouteHTTPProtocol(tc.anns)
+		checkErr(t, err, tc.wantErr)
+		if err == nil && got != tc.want {
+			t.Errorf("%v on %q: got %q, want %q", tc.anns, tc.net.HTTPProtocol, got, tc.want)
+		}
+	}
 }

@@ -103,6 +103,10 @@ type Network struct {
 	TagTemplate    string
 	// DefaultExternalScheme is http or https for Route URLs.
 	DefaultExternalScheme string
+	// HTTPProtocol (key http-protocol) is what the ingress does with a
+	// plain-HTTP request to a public Route: serve it (Enabled) or redirect
+	// it to HTTPS (Redirected). A Route's HTTPProtocolAnnotation wins.
+	HTTPProtocol HTTPProtocol
 	// EgressAllow (key egress-allow) lists the addresses, ranges and host
 	// names EventSinks and GitRepositories may reach although egress
 	// refuses them by default (loopback, link-local, the control plane's
@@ -119,11 +123,19 @@ func ParseNetwork(data map[string]string) (*Network, error) {
 		DomainTemplate:        "{{.Name}}.{{.Namespace}}.{{.Domain}}",
 		TagTemplate:           "{{.Tag}}-{{.Name}}",
 		DefaultExternalScheme: "http",
+		HTTPProtocol:          HTTPEnabled,
 	}
 	p := parser{cm: NetworkConfigName, data: data}
 	p.string("domain-template", &n.DomainTemplate)
 	p.string("tag-template", &n.TagTemplate)
 	p.string("default-external-scheme", &n.DefaultExternalScheme)
+	if v, ok := data[httpProtocolKey]; ok {
+		proto, err := ParseHTTPProtocol(v)
+		if err != nil {
+			p.fail(httpProtocolKey, v, err.Error())
+		}
+		n.HTTPProtocol = proto
+	}
 	if p.err != nil {
 		return nil, p.err
 	}
@@ -158,4 +170,60 @@ func (n *Network) Host(name, namespace, domain, tag string) (string, error) {
 		return "", fmt.Errorf("%s: domain-template: %w", NetworkConfigName, err)
 	}
 	return b.String(), nil
+}
+
+// HTTPProtocol is Knative's http-protocol: what a plain-HTTP request to a
+// public host gets.
+type HTTPProtocol string
+
+// The values of http-protocol, Knative's (compared case-insensitively, as
+// Knative lower-cases them).
+const (
+	HTTPEnabled    HTTPProtocol = "enabled"
+	HTTPRedirected HTTPProtocol = "redirected"
+	// HTTPDisabled is deprecated in Knative, whose ingresses then serve
+	// HTTP as if Enabled; knit does the same rather than refuse a
+	// ConfigMap Knative accepts.
+	HTTPDisabled HTTPProtocol = "disabled"
+)
+
+const httpProtocolKey = "http-protocol"
+
+// The annotations on a Route (or a Service, which passes them on) that
+// override config-network's http-protocol for its hosts, Knative's two
+// spellings; HTTPOptionAnnotation wins when both are set, as in Knative.
+const (
+	HTTPOptionAnnotation   = "networking.knative.dev/httpOption"
+	HTTPProtocolAnnotation = "networking.knative.dev/http-protocol"
+)
+
+// RouteHTTPProtocol is the http-protocol of a Route with these
+// annotations: theirs, else config-network's. Unlike config-network, an
+// annotation may not say Disabled: Knative refuses it there.
+func (n *Network) RouteHTTPProtocol(annotations map[string]string) (HTTPProtocol, error) {
+	for _, key := range []string{HTTPOptionAnnotation, HTTPProtocolAnnotation} {
+		v, ok := annotations[key]
+		if !ok {
+			continue
+		}
+		switch p := HTTPProtocol(strings.ToLower(v)); p {
+		case HTTPEnabled, HTTPRedirected:
+			return p, nil
+		default:
+			return "", fmt.Errorf("annotation %s=%q: want Enabled or Redirected", key, v)
+		}
+	}
+	return n.HTTPProtocol, nil
+}
+
+// ParseHTTPProtocol reads an http-protocol value; "" is Enabled.
+func ParseHTTPProtocol(v string) (HTTPProtocol, error) {
+	switch p := HTTPProtocol(strings.ToLower(strings.TrimSpace(v))); p {
+	case "", HTTPEnabled, HTTPDisabled:
+		return HTTPEnabled, nil
+	case HTTPRedirected:
+		return p, nil
+	default:
+		return "", fmt.Errorf("want Enabled or Redirected, got %q", v)
+	}
 }

@@ -34,7 +34,7 @@ func TestFoundationJourney(t *testing.T) {
 
 	t.Run("a second knit dev on the same state dir is refused", func(t *testing.T) {
 		cmd := exec.Command(buildKnit(t), "dev", "--state-dir", stateDir, "--bin-dir", binDir(t),
-			"--http-addr", freeAddr(t), "--git-addr", freeAddr(t))
+			"--http-addr", freeAddr(t), "--https-addr", freeAddr(t), "--git-addr", freeAddr(t))
 		out, err := cmd.CombinedOutput()
 		if err == nil || !strings.Contains(string(out), "in use") {
 			t.Errorf("second knit dev: err=%v, output:\n%s\nwant a failure saying the state dir is in use", err, out)

@@ -74,9 +74,12 @@ type knitDev struct {
 	cmd      *exec.Cmd
 	stateDir string
 	httpAddr string
-	gitAddr  string // the Git server and forge webhooks
-	output   *syncBuffer
-	exited   chan error
+	// httpsAddr is the ingress over TLS, with knit dev's CA for
+	// *.localhost.
+	httpsAddr string
+	gitAddr   string // the Git server and forge webhooks
+	output    *syncBuffer
+	exited    chan error
 	// started is when the process started, ready when its banner came.
 	started, ready time.Time
 }
@@ -92,10 +95,10 @@ func startKnitDev(t *testing.T, stateDir string) *knitDev {
 // its banner.
 func startKnitDevOn(t *testing.T, stateDir, httpAddr, gitAddr string, extra ...string) *knitDev {
 	t.Helper()
-	d := &knitDev{stateDir: stateDir, httpAddr: httpAddr, gitAddr: gitAddr, output: &syncBuffer{}, exited: make(chan error, 1)}
+	d := &knitDev{stateDir: stateDir, httpAddr: httpAddr, httpsAddr: freeAddr(t), gitAddr: gitAddr, output: &syncBuffer{}, exited: make(chan error, 1)}
 	d.cmd = exec.Command(buildKnit(t), append([]string{"dev",
 		"--state-dir", stateDir, "--bin-dir", binDir(t),
-		"--http-addr", d.httpAddr, "--git-addr", d.gitAddr}, extra...)...)
+		"--http-addr", d.httpAddr, "--https-addr", d.httpsAddr, "--git-addr", d.gitAddr}, extra...)...)
 	d.cmd.Dir = repoRoot
 	stdout, err := d.cmd.StdoutPipe()
 	if err != nil {

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -33,6 +34,9 @@ type Server struct {
 	ShutdownTimeout time.Duration
 
 	draining atomic.Bool
+	// tls serves over TLS (ListenTLS). Not read off Server.TLSConfig,
+	// which net/http fills in for a plain server that enables HTTP/2.
+	tls bool
 }
 
 // Listen binds addr for a Server serving h (set later with Server.Handler
@@ -49,13 +53,42 @@ func Listen(name, addr string, h http.Handler) (*Server, error) {
 	return &Server{Name: name, Listener: ln, Server: srv, ShutdownTimeout: 30 * time.Second}, nil
 }
 
-// URL is http://<bound address>.
-func (s *Server) URL() string { return "http://" + s.Listener.Addr().String() }
+// ListenTLS binds addr for a Server serving h over TLS with cfg (its
+// GetCertificate picks a certificate per handshake): HTTP/1.1, and
+// HTTP/2 for clients that offer it by ALPN.
+func ListenTLS(name, addr string, h http.Handler, cfg *tls.Config) (*Server, error) {
+	s, err := Listen(name, addr, h)
+	if err != nil {
+		return nil, err
+	}
+	s.tls = true
+	s.Server.TLSConfig = cfg
+	s.Server.Protocols = new(http.Protocols)
+	s.Server.Protocols.SetHTTP1(true)
+	s.Server.Protocols.SetHTTP2(true)
+	return s, nil
+}
+
+// URL is http://<bound address>, or https:// for a ListenTLS server.
+func (s *Server) URL() string {
+	if s.tls {
+		return "https://" + s.Listener.Addr().String()
+	}
+	return "http://" + s.Listener.Addr().String()
+}
+
+// serve runs the server on its listener, over TLS for ListenTLS.
+func (s *Server) serve() error {
+	if s.tls {
+		return s.Server.ServeTLS(s.Listener, "", "")
+	}
+	return s.Server.Serve(s.Listener)
+}
 
 // Start serves until ctx ends, then drains.
 func (s *Server) Start(ctx context.Context) error {
 	errc := make(chan error, 1)
-	go func() { errc <- s.Server.Serve(s.Listener) }()
+	go func() { errc <- s.serve() }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("%s server: %w", s.Name, err)

@@ -2,8 +2,16 @@ package platform
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,4 +77,63 @@ func TestServerDrains(t *testing.T) {
 	if _, err := get("/"); err == nil {
 		t.Error("still accepting after the drain")
 	}
+}
+
+// A ListenTLS server says https:// and answers over TLS with HTTP/2 to a
+// client that offers it; a plain server stays http:// once serving,
+// though net/http fills in its TLSConfig to offer HTTP/2.
+func TestListenTLSServesHTTPS(t *testing.T) {
+	cert, pool := testCertificate(t)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.Proto) })
+	srv, err := ListenTLS("https", "127.0.0.1:0", h, &tls.Config{Certificates: []tls.Certificate{cert}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := Listen("http", "127.0.0.1:0", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go srv.Start(ctx)
+	go plain.Start(ctx)
+
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
+	resp, err := c.Get(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.HasPrefix(srv.URL(), "https://") || string(body) != "HTTP/2.0" {
+		t.Errorf("%s answered %q, want HTTP/2.0 over TLS", srv.URL(), body)
+	}
+	poll.Until(t, "the plain server serving", 10*time.Millisecond, 5*time.Second, func(context.Context) (bool, string) {
+		resp, err := http.Get(plain.URL())
+		if err != nil {
+			return false, err.Error()
+		}
+		resp.Body.Close()
+		return strings.HasPrefix(plain.URL(), "http://"), plain.URL()
+	})
+}
+
+// testCertificate is a self-signed certificate for 127.0.0.1 and a pool
+// trusting it.
+func testCertificate(t *testing.T) (tls.Certificate, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(leaf)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/knitops/knit/api/autoscaling"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/config"
 )
 
 // clusterLocal is the one value of networking.knative.dev/visibility.
@@ -35,4 +36,22 @@ func validateVisibility(labels map[string]string, path *field.Path) field.ErrorL
 		return field.ErrorList{field.NotSupported(path.Key(servingv1.VisibilityLabelKey), v, []string{clusterLocal})}
 	}
 	return nil
+}
+
+// validateHTTPProtocol checks the http-protocol annotations of a Route or
+// Service, which Knative reads when it reconciles and refuses there: here
+// the refusal comes at apply, before the Route stops being routed. path is
+// the annotations'.
+func validateHTTPProtocol(anns map[string]string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, key := range []string{config.HTTPOptionAnnotation, config.HTTPProtocolAnnotation} {
+		v, ok := anns[key]
+		if !ok {
+			continue
+		}
+		if _, err := (&config.Network{}).RouteHTTPProtocol(map[string]string{key: v}); err != nil {
+			errs = append(errs, field.NotSupported(path.Key(key), v, []string{"Enabled", "Redirected"}))
+		}
+	}
+	return errs
 }

@@ -27,6 +27,14 @@ func TestValidateRoute(t *testing.T) {
 			"invalid value: hello.world: metadata.name\nnot a DNS 1035 label: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
 			"invalid value: 110: spec.traffic\ntraffic targets' percents add up to 110; they must add up to 100",
 		},
+	}, {
+		name: "http-protocol Redirected, in either spelling",
+		r: withAnnotations(route("hello", pinned("hello-00001", 100)),
+			"networking.knative.dev/http-protocol", "Redirected", "networking.knative.dev/httpOption", "enabled"),
+	}, {
+		name: "http-protocol Disabled, which Knative refuses on a Route",
+		r:    withAnnotations(route("hello", pinned("hello-00001", 100)), "networking.knative.dev/http-protocol", "Disabled"),
+		want: []string{`invalid value: Disabled: metadata.annotations[networking.knative.dev/http-protocol]` + "\nsupported values: \"Enabled\", \"Redirected\""},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -36,4 +44,12 @@ func TestValidateRoute(t *testing.T) {
 			}
 		})
 	}
+}
+
+func withAnnotations(r *servingv1.Route, kv ...string) *servingv1.Route {
+	r.Annotations = map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		r.Annotations[kv[i]] = kv[i+1]
+	}
+	return r
 }

@@ -22,6 +22,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.SetOutput(stderr)
 	fs.StringVar(&opts.StateDir, "state-dir", ".knit", "directory for etcd data, keys, logs and the kubeconfig; survives restarts")
 	fs.StringVar(&opts.HTTPAddr, "http-addr", "127.0.0.1:8080", "ingress address: every route's host is served here")
+	fs.StringVar(&opts.HTTPSAddr, "https-addr", "127.0.0.1:8443", "ingress HTTPS address: every route's host over TLS, *.localhost with knit dev's own CA (kept in the state dir; the banner says how to trust it)")
 	fs.StringVar(&opts.GitAddr, "git-addr", "127.0.0.1:8090", "Git server and forge webhook address")
 	fs.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics (controllers' reconciles and queues, activator, autoscaler) at /metrics here, and Go's profiles at /debug/pprof/; empty serves none")
 	fs.StringVar(&opts.Kubeconfig, "kubeconfig", "", "use this cluster's API instead of starting one")

@@ -16,14 +16,18 @@ import (
 // runIngress is `knit ingress`: the cluster's entry point. It routes by
 // Host to each Route's revisions with its traffic split and tags, reading
 // Routes and EndpointSlices from the API, and config-features for
-// tag-header-based-routing. Every replica serves; SIGTERM drains (see
-// --drain-quiet-period) before it stops.
+// tag-header-based-routing, config-network for http-protocol, and the
+// certificate Secrets of knit-system for HTTPS (--listen-tls). Every
+// replica serves; SIGTERM drains (see --drain-quiet-period) before it
+// stops.
 func runIngress(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs := flag.NewFlagSet("knit ingress", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f componentFlags
 	f.register(fs, false, true)
 	listen := fs.String("listen", ":8080", "`address` requests arrive on (HTTP/1.1 and h2c)")
+	listenTLS := fs.String("listen-tls", "", "`address` HTTPS requests arrive on (HTTP/1.1 and h2 by ALPN), with the certificates of knit-system's Secrets labelled "+ingress.CertificateLabel+"; empty serves no HTTPS")
+	httpsPort := fs.Int("https-port", 443, "the `port` clients reach HTTPS on, where http-protocol Redirected sends them")
 	keyFile := internalKeyFlag(fs)
 	if err := f.parse(fs, args); err != nil {
 		return err
@@ -47,12 +51,24 @@ func runIngress(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	forward.DefaultLimits.Apply(srv.Server) // it faces the Internet: idle and head limits
-	srv.QuietPeriod = f.drain
-	if err := mgr.Add(srv); err != nil {
-		return err
+	servers := map[string]*platform.Server{"serving": srv}
+	if *listenTLS != "" {
+		tlsSrv, err := platform.ListenTLS("ingress-https", *listenTLS, router, router.TLSConfig(*httpsPort, nil))
+		if err != nil {
+			return err
+		}
+		servers["serving-https"] = tlsSrv
 	}
-	if err := addReadyChecks(mgr, map[string]healthz.Checker{"routes-synced": cacheSynced(mgr), "serving": srv.ReadyCheck}); err != nil {
+	checks := map[string]healthz.Checker{"routes-synced": cacheSynced(mgr)}
+	for check, s := range servers {
+		forward.DefaultLimits.Apply(s.Server) // it faces the Internet: idle and head limits
+		s.QuietPeriod = f.drain
+		if err := mgr.Add(s); err != nil {
+			return err
+		}
+		checks[check] = s.ReadyCheck
+	}
+	if err := addReadyChecks(mgr, checks); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)

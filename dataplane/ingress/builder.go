@@ -2,6 +2,7 @@ package ingress
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/config"
@@ -29,6 +31,8 @@ import (
 // one running Reconcile's.
 type tableBuilder struct {
 	client client.Reader
+	// edge reads config-network and the certificate Secrets (edge.go).
+	edge   client.Reader
 	router *Router
 
 	// opts are the Options of config-features at featuresVersion, its
@@ -37,6 +41,11 @@ type tableBuilder struct {
 	// once and leaves opts as they were, whatever rebuilds follow.
 	opts            Options
 	featuresVersion string
+	// networkVersion is config-network's resourceVersion behind
+	// opts.Network, likewise.
+	networkVersion string
+	// certs are the parsed certificate Secrets (edge.go).
+	certs certCache
 }
 
 var tableKey = reconcile.Request{}
@@ -48,6 +57,10 @@ var featuresKey = types.NamespacedName{Namespace: config.SystemNamespace, Name: 
 // code serves knit dev and a cluster's ingress Deployment. A cluster's
 // ingress narrows its cache of ConfigMaps with RestrictCache.
 func SetupWithManager(mgr ctrl.Manager, router *Router) error {
+	edge, err := newEdgeCache(mgr)
+	if err != nil {
+		return err
+	}
 	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{tableKey}
 	})
@@ -59,7 +72,9 @@ func SetupWithManager(mgr ctrl.Manager, router *Router) error {
 		Watches(&servingv1.Route{}, all).
 		Watches(&discoveryv1.EndpointSlice{}, all).
 		Watches(&corev1.ConfigMap{}, all, builder.WithPredicates(features)).
-		Complete(&tableBuilder{client: mgr.GetClient(), router: router})
+		WatchesRawSource(source.Kind(edge, &corev1.ConfigMap{}, handler.TypedEnqueueRequestsFromMapFunc(allOf[*corev1.ConfigMap]))).
+		WatchesRawSource(source.Kind(edge, &corev1.Secret{}, handler.TypedEnqueueRequestsFromMapFunc(allOf[*corev1.Secret]))).
+		Complete(&tableBuilder{client: mgr.GetClient(), edge: edge, router: router})
 }
 
 // RestrictCache narrows a cache's ConfigMaps to config-features in
@@ -96,11 +111,14 @@ func (b *tableBuilder) Reconcile(ctx context.Context, _ reconcile.Request) (reco
 	if err := b.client.List(ctx, slices, client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, fmt.Errorf("list EndpointSlices: %w", err)
 	}
-	// A failed read of config-features still rebuilds, with the Options
-	// it had: a Route's change must not wait on it. The error retries.
-	err := b.readFeatures(ctx)
+	// A failed read of config-features, config-network or the
+	// certificates still rebuilds, with what was read before: a Route's
+	// change must not wait on them. The error retries.
+	err := errors.Join(b.readFeatures(ctx), b.readNetwork(ctx), b.certs.read(ctx, b.edge))
 	// Trusted logs the slices Build leaves out, once each.
-	b.router.Update(b.opts.Build(routes.Items, endpointslices.Trusted(ctx, slices.Items)))
+	t := b.opts.Build(routes.Items, endpointslices.Trusted(ctx, slices.Items))
+	t.certs = b.certs.index
+	b.router.Update(t)
 	return reconcile.Result{}, err
 }
 
@@ -112,7 +130,7 @@ func (b *tableBuilder) readFeatures(ctx context.Context) error {
 	err := b.client.Get(ctx, featuresKey, cm, client.UnsafeDisableDeepCopy)
 	switch {
 	case apierrors.IsNotFound(err):
-		b.opts, b.featuresVersion = Options{}, ""
+		b.opts, b.featuresVersion = Options{Network: b.opts.Network}, ""
 		return nil
 	case err != nil:
 		return fmt.Errorf("get ConfigMap %s: %w", featuresKey, err)
@@ -126,6 +144,8 @@ func (b *tableBuilder) readFeatures(ctx context.Context) error {
 			"configmap", featuresKey, "resourceVersion", cm.ResourceVersion, "tagHeaderRouting", b.opts.TagHeaderRouting)
 		return nil
 	}
+	network := b.opts.Network
 	b.opts = OptionsFrom(f)
+	b.opts.Network = network
 	return nil
 }

@@ -25,6 +25,8 @@ type Router struct {
 	loadedOnce sync.Once
 	// keys sign each request's Revision for the activator (sign.go).
 	keys *hopauth.Keyring
+	// tls is how HTTPS is served (https.go); zero until ServeTLS.
+	tls tlsSettings
 }
 
 // NewRouter returns a router with an empty table, holding every request
@@ -80,6 +82,10 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, fmt.Sprintf("knit: no route for host %q", req.Host), http.StatusNotFound)
 		return
 	}
+	if e.redirect && req.TLS == nil && !isACMEChallenge(req.URL.Path) {
+		r.redirectToHTTPS(w, req)
+		return
+	}
 	tg := e.pick()
 	if tg == nil {
 		http.Error(w, fmt.Sprintf("knit: route %s has no revision with traffic", e.route), http.StatusServiceUnavailable)
@@ -105,6 +111,9 @@ const (
 // headers.
 func rewrite(pr *httputil.ProxyRequest) {
 	forward.SetEdge(pr.Out, pr.In)
+	if negotiatedH2(pr.In) {
+		asHTTP1(pr.Out)
+	}
 	if tg, ok := pr.In.Context().Value(targetKey{}).(*target); ok {
 		pr.Out.Header[RevisionHeader] = []string{tg.name}
 		pr.Out.Header[NamespaceHeader] = []string{tg.namespace}

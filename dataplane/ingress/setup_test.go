@@ -38,9 +38,10 @@ const ingressUser = "system:serviceaccount:knit-system:knit-ingress"
 
 // grantIngress gives ingressUser what the chart gives knit-ingress
 // (charts/knit/templates/ingress/rbac.yaml, whose grants charttest
-// checks): Routes and EndpointSlices everywhere, config-features alone in
-// knit-system. A cache that listed or watched ConfigMaps other than by
-// that name would be refused.
+// checks): Routes and EndpointSlices everywhere; config-features and
+// config-network alone, and Secrets, in knit-system. A cache that listed
+// or watched ConfigMaps other than by those names, or Secrets elsewhere,
+// would be refused.
 func grantIngress(t *testing.T, ctx context.Context, admin client.Client) {
 	t.Helper()
 	read := []string{"get", "list", "watch"}
@@ -54,7 +55,8 @@ func grantIngress(t *testing.T, ctx context.Context, admin client.Client) {
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: meta.Name}, Subjects: subjects,
 			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: meta.Name}},
 		&rbacv1.Role{ObjectMeta: meta, Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{config.FeaturesConfigName}, Verbs: read},
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{config.FeaturesConfigName, config.NetworkConfigName}, Verbs: read},
+			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: read},
 		}},
 		&rbacv1.RoleBinding{ObjectMeta: meta, Subjects: subjects,
 			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: meta.Name}},
@@ -69,6 +71,15 @@ func grantIngress(t *testing.T, ctx context.Context, admin client.Client) {
 // with its cache narrowed as `knit ingress` narrows it, a manager feeding
 // a router; it returns an admin client and the router's URL.
 func startIngress(t *testing.T) (client.Client, string) {
+	t.Helper()
+	admin, router := startRouter(t)
+	front := httptest.NewServer(router)
+	t.Cleanup(front.Close)
+	return admin, front.URL
+}
+
+// startRouter is startIngress without the HTTP front.
+func startRouter(t *testing.T) (client.Client, *Router) {
 	t.Helper()
 	ctrl.SetLogger(logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	cfg := testapi.StartT(t, filepath.Join("..", "..", "charts", "knit", "crds"))
@@ -112,9 +123,7 @@ func startIngress(t *testing.T) (client.Client, string) {
 			t.Errorf("manager: %v", err)
 		}
 	})
-	front := httptest.NewServer(router)
-	t.Cleanup(front.Close)
-	return admin, front.URL
+	return admin, router
 }
 
 // answer is what a request through the router gets: the app's answer, or
@@ -153,23 +162,7 @@ type seen struct {
 func TestIngressFollowsConfigFeatures(t *testing.T) {
 	admin, front := startIngress(t)
 	ctx := context.Background()
-	rt := hello()[0]
-	status := rt.Status
-	if err := admin.Create(ctx, &rt); err != nil {
-		t.Fatal(err)
-	}
-	rt.Status = status
-	if err := admin.Status().Update(ctx, &rt); err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range helloSlices(t) {
-		// The API server refuses loopback IPs in IPv4 slices; knit dev
-		// publishes its replicas as FQDN slices of IP literals.
-		s.AddressType = discoveryv1.AddressTypeFQDN
-		if err := admin.Create(ctx, &s); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createHello(t, ctx, admin)
 	expect := func(what string, requests ...seen) {
 		t.Helper()
 		poll.Until(t, what, 20*time.Millisecond, time.Minute, func(ctx context.Context) (bool, string) {
@@ -204,4 +197,26 @@ func TestIngressFollowsConfigFeatures(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect("tag-header-based-routing edited to Disabled", off...)
+}
+
+// createHello creates hello() with its status and helloSlices.
+func createHello(t *testing.T, ctx context.Context, admin client.Client) {
+	t.Helper()
+	rt := hello()[0]
+	status := rt.Status
+	if err := admin.Create(ctx, &rt); err != nil {
+		t.Fatal(err)
+	}
+	rt.Status = status
+	if err := admin.Status().Update(ctx, &rt); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range helloSlices(t) {
+		// The API server refuses loopback IPs in IPv4 slices; knit dev
+		// publishes its replicas as FQDN slices of IP literals.
+		s.AddressType = discoveryv1.AddressTypeFQDN
+		if err := admin.Create(ctx, &s); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -21,11 +21,17 @@ import (
 type Table struct {
 	hosts     map[string]*entry
 	revisions map[string]*backend // namespace/name → endpoints, for retries
+	// certs are the certificates HTTPS handshakes pick from (certs.go).
+	certs certIndex
 }
 
 // entry is one host: the Revisions behind it and the pick cycle.
 type entry struct {
-	route    string // namespace/name, for errors and logs
+	route     string // namespace/name, for errors and logs
+	namespace string // the Route's, whose certificates serve this host
+	// redirect sends plain-HTTP requests to HTTPS (http-protocol
+	// Redirected).
+	redirect bool
 	targets  []*target
 	schedule []uint16
 	next     atomic.Uint64
@@ -79,9 +85,13 @@ type Options struct {
 	// DefaultRouteHeader and TagHeader on the requests it routes by split
 	// and by tag host.
 	TagHeaderRouting bool
+	// Network is config-network, for http-protocol; nil is Knative's
+	// defaults.
+	Network *config.Network
 }
 
-// OptionsFrom reads Options from config-features. Knative routes by the
+// OptionsFrom reads Options from config-features (Network is set apart,
+// from config-network). Knative routes by the
 // tag header only when its flag is Enabled; Allowed, which elsewhere lets
 // a Service opt in by annotation, leaves it off (no Service can opt in to
 // a Route's ingress).
@@ -111,7 +121,7 @@ func (o Options) Build(routes []servingv1.Route, slices []discoveryv1.EndpointSl
 		if rt.Labels[servingv1.VisibilityLabelKey] == "cluster-local" || len(rt.Status.Traffic) == 0 {
 			continue
 		}
-		main := &entry{route: rt.Namespace + "/" + rt.Name}
+		main := &entry{route: rt.Namespace + "/" + rt.Name, namespace: rt.Namespace, redirect: o.redirects(rt)}
 		var percents []int64
 		for _, tt := range rt.Status.Traffic {
 			b := t.backend(rt.Namespace+"/"+tt.RevisionName, eps)
@@ -124,7 +134,7 @@ func (o Options) Build(routes []servingv1.Route, slices []discoveryv1.EndpointSl
 			if host == "" && !tagged {
 				continue
 			}
-			e := &entry{route: main.route, targets: []*target{o.tagTarget(b, tt.Tag)}, schedule: []uint16{0}}
+			e := &entry{route: main.route, namespace: main.namespace, redirect: main.redirect, targets: []*target{o.tagTarget(b, tt.Tag)}, schedule: []uint16{0}}
 			if host != "" {
 				t.hosts[host] = e
 			}
@@ -141,6 +151,18 @@ func (o Options) Build(routes []servingv1.Route, slices []discoveryv1.EndpointSl
 		}
 	}
 	return t
+}
+
+// redirects says whether rt's hosts send plain HTTP to HTTPS. An
+// annotation admission would have refused counts as Enabled: serving is
+// the safer way to be wrong.
+func (o Options) redirects(rt *servingv1.Route) bool {
+	n := o.Network
+	if n == nil {
+		n = &config.Network{HTTPProtocol: config.HTTPEnabled}
+	}
+	p, err := n.RouteHTTPProtocol(rt.Annotations)
+	return err == nil && p == config.HTTPRedirected
 }
 
 // splitTarget is b as a Route's split reaches it.

@@ -123,7 +123,7 @@ func TestBuilderFollowsConfigFeatures(t *testing.T) {
 	routes := hello()
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(&routes[0]).Build()
 	r := NewRouter()
-	b := &tableBuilder{client: c, router: r}
+	b := &tableBuilder{client: c, edge: c, router: r}
 	log, errors := errorCount()
 	ctx := logr.NewContext(context.Background(), log)
 	tagged := func() bool {

@@ -77,7 +77,7 @@ func (j *journey) refuseKnitDev(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	dev := exec.Command(bin, "dev", "--kubeconfig", j.kubeconfig, "--state-dir", t.TempDir(), "--http-addr", "127.0.0.1:0", "--git-addr", "127.0.0.1:0")
+	dev := exec.Command(bin, "dev", "--kubeconfig", j.kubeconfig, "--state-dir", t.TempDir(), "--http-addr", "127.0.0.1:0", "--https-addr", "127.0.0.1:0", "--git-addr", "127.0.0.1:0")
 	out, err := dev.CombinedOutput()
 	if err == nil {
 		t.Fatalf("knit dev --kubeconfig <cluster with a Ready node> started:\n%s", out)

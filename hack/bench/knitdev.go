@@ -50,6 +50,7 @@ type devSpec struct {
 	knit, root, binDir string
 	stateDir, logPath  string
 	httpAddr, gitAddr  string
+	httpsAddr          string
 	metricsAddr        string   // empty: no --metrics-addr
 	extra              []string // further flags of knit dev
 }
@@ -59,7 +60,7 @@ type devSpec struct {
 // are further flags of knit dev.
 func startDev(ctx context.Context, knit, root, binDir, tmp string, withMetrics bool, extra ...string) (*knitDev, error) {
 	s := devSpec{knit: knit, root: root, binDir: binDir, stateDir: filepath.Join(tmp, "state"), logPath: filepath.Join(tmp, "knit-dev.log"), extra: extra}
-	addrs := []*string{&s.httpAddr, &s.gitAddr}
+	addrs := []*string{&s.httpAddr, &s.httpsAddr, &s.gitAddr}
 	if withMetrics {
 		addrs = append(addrs, &s.metricsAddr)
 	}
@@ -87,7 +88,7 @@ func (s devSpec) start(ctx context.Context) (*knitDev, error) {
 	if d.log, err = os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
 		return nil, err
 	}
-	args := []string{"dev", "--state-dir", s.stateDir, "--bin-dir", s.binDir, "--http-addr", s.httpAddr, "--git-addr", s.gitAddr}
+	args := []string{"dev", "--state-dir", s.stateDir, "--bin-dir", s.binDir, "--http-addr", s.httpAddr, "--https-addr", s.httpsAddr, "--git-addr", s.gitAddr}
 	if s.metricsAddr != "" {
 		args = append(args, "--metrics-addr", s.metricsAddr)
 	}

@@ -85,7 +85,11 @@ func startDev(ctx context.Context, o options) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(o.knit, "dev", "--state-dir", state, "--bin-dir", o.binDir, "--http-addr", o.ingress, "--git-addr", gitAddr)
+	httpsAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(o.knit, "dev", "--state-dir", state, "--bin-dir", o.binDir, "--http-addr", o.ingress, "--https-addr", httpsAddr, "--git-addr", gitAddr)
 	cmd.Dir = dir
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}

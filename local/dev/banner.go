@@ -10,7 +10,9 @@ import (
 // banner is what knit dev tells the user once everything answers: where
 // each piece listens and the one kubectl line to copy.
 type banner struct {
-	API, Kubeconfig, Webhooks, Ingress, Git string
+	API, Kubeconfig, Webhooks, Ingress, HTTPS, Git string
+	// TrustHint says where knit dev's local CA is and how to trust it.
+	TrustHint string
 	// Replicas says where replicas listen and who can reach them.
 	Replicas string
 	// Images says whether container images run, and how.
@@ -35,11 +37,13 @@ func printBanner(w io.Writer, b banner) {
 	}
 	ingressHost := strings.TrimPrefix(b.Ingress, "http://")
 	_, port, _ := strings.Cut(ingressHost, ":")
+	_, httpsPort, _ := strings.Cut(strings.TrimPrefix(b.HTTPS, "https://"), ":")
 	gitHost := strings.TrimPrefix(b.Git, "http://")
 	fmt.Fprintf(w, `%s
   API server   %s  (%d CRDs installed)
   webhooks     %s
   ingress      %s  → http://<service>.<namespace>.localhost:%s
+  https        %s  → https://<service>.<namespace>.localhost:%s
   replicas     %s
   images       %s
   git          %s/git/<repo>.git  (any user name, the git token as password)
@@ -50,6 +54,7 @@ func printBanner(w io.Writer, b banner) {
   kubectl get ksvc,cfg,rev,rt
   git remote add knit http://knit:%s@%s/git/<repo>.git
 
+%s
 Ctrl-C stops everything.
-`, ReadyLine, b.API, b.CRDs, b.Webhooks, b.Ingress, port, b.Replicas, b.Images, b.Git, b.GitToken, tokenFile, kubeconfig, kubeconfig, b.GitToken, gitHost)
+`, ReadyLine, b.API, b.CRDs, b.Webhooks, b.Ingress, port, b.HTTPS, httpsPort, b.Replicas, b.Images, b.Git, b.GitToken, tokenFile, kubeconfig, kubeconfig, b.GitToken, gitHost, b.TrustHint)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/knitops/knit/dataplane/activator"
 	"github.com/knitops/knit/dataplane/ingress"
 	"github.com/knitops/knit/internal/hopauth"
+	"github.com/knitops/knit/internal/localca"
 	"github.com/knitops/knit/local/runtime"
 	"github.com/knitops/knit/platform"
 	"github.com/knitops/knit/webhooks"
@@ -42,6 +43,10 @@ type dataPlane struct {
 	// stops first and drains while the activator and the replicas its
 	// requests are on still answer (see running.shutdown).
 	ingress, gitSrv *platform.Server
+	// https is the ingress over TLS, beside ingress and stopped with it;
+	// ca issues its certificates for *.localhost.
+	https *platform.Server
+	ca    *localca.CA
 
 	// routeKeys are the router's: the activator checks its signatures.
 	routeKeys *hopauth.Keyring

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"path/filepath"
 	"time"
 
@@ -57,6 +56,11 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	}
 	forward.DefaultLimits.Apply(ingressSrv.Server) // the ingress's limits, as on a cluster
 	defer ingressSrv.Listener.Close()
+	httpsSrv, ca, err := listenHTTPS(opts, router)
+	if err != nil {
+		return err
+	}
+	defer httpsSrv.Listener.Close()
 	gitSrv, err := listen("git", opts.GitAddr, nil)
 	if err != nil {
 		return err
@@ -84,7 +88,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	if oci != nil {
 		defer oci.Close()
 	}
-	dp := &dataPlane{router: router, routeKeys: routeKeys, git: git, act: act, ingress: ingressSrv, gitSrv: gitSrv, network: network, oci: oci}
+	dp := &dataPlane{router: router, routeKeys: routeKeys, git: git, act: act, ingress: ingressSrv, https: httpsSrv, ca: ca, gitSrv: gitSrv, network: network, oci: oci}
 	return serve(ctx, opts, apiSrv, dp, out, networkNote, imagesNote)
 }
 
@@ -138,21 +142,21 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, dp *dataPlane, 
 	}
 	defer builds.close()
 	ctrls := &controllers{config: apiSrv.config, scheme: scheme, out: out, options: platform.ControlPlaneOptions{
-		Store: dp.store, StoreWatched: true, URLPort: dp.ingress.Listener.Addr().(*net.TCPAddr).Port,
+		Store: dp.store, StoreWatched: true, URLPort: port(dp.ingress),
 		QueueImage: queueImage, QueueEnv: queueEnv,
 		RegistryTransport: images.GuardPlainHTTP(nil, opts.PlainHTTPRegistries),
 		GitCache:          dp.git.cache, GitTriggers: dp.git.triggers, GitServer: dp.git.server(),
 		ImageBuilders: []gitrepository.ImageBuilder{builds},
 	}}
 
-	r := startPlanes(ctx, dpMgr, dp.ingress, ctrls, opts.Restart)
+	r := startPlanes(ctx, dpMgr, []*platform.Server{dp.ingress, dp.https}, ctrls, opts.Restart)
 	var runErr error
 	if runErr = dp.adm.register(ctx, c); runErr == nil {
 		select {
 		case <-dp.router.Loaded():
 			printBanner(out, banner{
 				API: apiSrv.url, Kubeconfig: apiSrv.kubeconfig, Webhooks: dp.adm.url,
-				Ingress: ingressURL, Git: gitURL, CRDs: len(crdNames), Replicas: networkNote, Images: imagesNote,
+				Ingress: ingressURL, HTTPS: dp.https.URL(), TrustHint: dp.ca.TrustHint(port(dp.https)), Git: gitURL, CRDs: len(crdNames), Replicas: networkNote, Images: imagesNote,
 				GitToken: dp.git.token, GitTokenFile: filepath.Join(opts.StateDir, gitTokenFile),
 			})
 			select {
@@ -179,8 +183,8 @@ type runningPart struct {
 	done chan struct{}
 }
 
-func startPlanes(ctx context.Context, dpMgr ctrl.Manager, ingress *platform.Server, ctrls *controllers, restart <-chan struct{}) *running {
-	r := &running{errc: make(chan error, 3)}
+func startPlanes(ctx context.Context, dpMgr ctrl.Manager, ingress []*platform.Server, ctrls *controllers, restart <-chan struct{}) *running {
+	r := &running{errc: make(chan error, 2+len(ingress))}
 	run := func(name string, parent context.Context, f func(context.Context) error) {
 		ctx, stop := context.WithCancel(parent)
 		part := runningPart{name: name, stop: stop, done: make(chan struct{})}
@@ -194,7 +198,9 @@ func startPlanes(ctx context.Context, dpMgr ctrl.Manager, ingress *platform.Serv
 	}
 	// Only the controllers follow ctx at once; the rest stop in shutdown.
 	run("controllers", ctx, func(ctx context.Context) error { return ctrls.run(ctx, restart) })
-	run("ingress", context.WithoutCancel(ctx), ingress.Start)
+	for _, srv := range ingress {
+		run(srv.Name, context.WithoutCancel(ctx), srv.Start)
+	}
 	run("data plane", context.WithoutCancel(ctx), dpMgr.Start)
 	return r
 }

@@ -17,6 +17,9 @@ type Options struct {
 	BinDir string
 	// HTTPAddr is the ingress: every Route's host is served here.
 	HTTPAddr string
+	// HTTPSAddr is the ingress over TLS, with certificates from
+	// knit-system's Secrets and, for *.localhost, knit dev's own CA.
+	HTTPSAddr string
 	// GitAddr serves knit's Git repositories and forge webhooks.
 	GitAddr string
 	// MetricsAddr, when set, serves Prometheus metrics of every part of
@@ -68,6 +71,9 @@ func (o *Options) Defaults() {
 	if o.HTTPAddr == "" {
 		o.HTTPAddr = "127.0.0.1:8080"
 	}
+	if o.HTTPSAddr == "" {
+		o.HTTPSAddr = "127.0.0.1:8443"
+	}
 	if o.GitAddr == "" {
 		o.GitAddr = "127.0.0.1:8090"
 	}
@@ -79,7 +85,7 @@ func (o *Options) Defaults() {
 // Validate reports the first flag that cannot work, before anything starts.
 func (o *Options) Validate() error {
 	var errs []error
-	addrs := map[string]string{"--http-addr": o.HTTPAddr, "--git-addr": o.GitAddr}
+	addrs := map[string]string{"--http-addr": o.HTTPAddr, "--https-addr": o.HTTPSAddr, "--git-addr": o.GitAddr}
 	if o.MetricsAddr != "" {
 		addrs["--metrics-addr"] = o.MetricsAddr
 	}

@@ -151,6 +151,8 @@ var needs = map[string][]request{
 		// A list or watch selecting metadata.name is authorized as a
 		// request for that name: ingress.RestrictCache's.
 		each(read, request{resource: "configmaps", ns: "knit-system", name: "config-features", why: "dataplane/ingress/builder.go readFeatures: tag-header-based-routing"}),
+		each(read, request{resource: "configmaps", ns: "knit-system", name: "config-network", why: "dataplane/ingress/edge.go readNetwork: http-protocol"}),
+		each(read, request{resource: "secrets", ns: "knit-system", why: "dataplane/ingress/edge.go certCache.read: certificates"}),
 	),
 	"gitserver": concat(
 		each([]string{"get", "list", "watch", "create", "patch"}, request{group: "knit.dev", resource: "gitrepositories", ns: userNS, why: "gitsync/hub: ensureRepository, RequestSync, webhookSecret"}),
@@ -225,10 +227,12 @@ var refused = map[string][]request{
 	"ingress": {
 		{verb: "list", group: "serving.knative.dev", resource: "revisions", ns: userNS, why: "routes only"},
 		{verb: "create", group: "discovery.k8s.io", resource: "endpointslices", ns: userNS, why: "read only"},
-		{verb: "get", resource: "secrets", ns: userNS, why: "no secrets"},
-		{verb: "list", resource: "configmaps", ns: "knit-system", why: "config-features alone, listed by name"},
-		{verb: "watch", resource: "configmaps", ns: "knit-system", why: "config-features alone, watched by name"},
-		{verb: "get", resource: "configmaps", ns: "knit-system", name: "config-network", why: "config-features alone"},
+		{verb: "get", resource: "secrets", ns: userNS, why: "certificates in knit-system only"},
+		{verb: "list", resource: "secrets", ns: userNS, why: "certificates in knit-system only"},
+		{verb: "update", resource: "secrets", ns: "knit-system", why: "read only"},
+		{verb: "list", resource: "configmaps", ns: "knit-system", why: "config-features and config-network alone, listed by name"},
+		{verb: "watch", resource: "configmaps", ns: "knit-system", why: "config-features and config-network alone, watched by name"},
+		{verb: "get", resource: "configmaps", ns: "knit-system", name: "config-gc", why: "config-features and config-network alone"},
 		{verb: "update", resource: "configmaps", ns: "knit-system", name: "config-features", why: "read only"},
 		{verb: "list", resource: "configmaps", ns: userNS, why: "config lives in knit-system only"},
 	},

@@ -39,7 +39,8 @@ func TestValues(t *testing.T) {
 		name: "defaults",
 		check: func(t *testing.T, m manifest) {
 			svc := service(t, m, "knit-ingress")
-			want := []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intOrName("http"), Protocol: corev1.ProtocolTCP}}
+			want := []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intOrName("http"), Protocol: corev1.ProtocolTCP},
+				{Name: "https", Port: 443, TargetPort: intOrName("https"), Protocol: corev1.ProtocolTCP}}
 			if svc.Spec.Type != corev1.ServiceTypeNodePort || !cmp.Equal(svc.Spec.Ports, want) {
 				t.Errorf("knit-ingress Service: type %s, ports %+v; want NodePort, %+v", svc.Spec.Type, svc.Spec.Ports, want)
 			}
@@ -58,7 +59,7 @@ func TestValues(t *testing.T) {
 				"knit-autoscaler": {"autoscaler", "run", "--leader-elect", "--listen=:8080", "--internal-key-file=/etc/knit/internal-key/keys", "-v=0"},
 				"knit-activator": {"activator", "--listen=:8012", "--autoscaler-url=http://knit-autoscaler.knit-system.svc:8080",
 					"--drain-quiet-period=15s", "--internal-key-file=/etc/knit/internal-key/keys", "-v=0"},
-				"knit-ingress": {"ingress", "--listen=:8080", "--drain-quiet-period=15s", "--internal-key-file=/etc/knit/internal-key/keys", "-v=0"},
+				"knit-ingress": {"ingress", "--listen=:8080", "--listen-tls=:8443", "--drain-quiet-period=15s", "--internal-key-file=/etc/knit/internal-key/keys", "-v=0"},
 				"knit-gitserver": {"gitserver", "--listen=:8090", "--root=/var/lib/knit/git",
 					"--public-url=http://knit-gitserver.knit-system.svc:8090", "--namespace=default", "--plain-http", "--max-push-size=100MiB",
 					"--hosts=knit-gitserver,knit-gitserver.knit-system,knit-gitserver.knit-system.svc,knit-gitserver.knit-system.svc.cluster.local", "-v=0"},
@@ -86,12 +87,12 @@ func TestValues(t *testing.T) {
 		},
 	}, {
 		name: "LoadBalancer",
-		flags: []string{"--set", "ingress.service.type=LoadBalancer", "--set", "ingress.service.nodePort=31080",
+		flags: []string{"--set", "ingress.service.type=LoadBalancer", "--set", "ingress.service.nodePort=31080", "--set", "ingress.service.httpsNodePort=31443",
 			"--set", "ingress.service.loadBalancerIP=192.0.2.10", "--set", "ingress.service.annotations.example\\.com/lb=internal"},
 		check: func(t *testing.T, m manifest) {
 			svc := service(t, m, "knit-ingress")
 			if svc.Spec.Type != corev1.ServiceTypeLoadBalancer || svc.Spec.LoadBalancerIP != "192.0.2.10" ||
-				svc.Spec.Ports[0].NodePort != 31080 || svc.Annotations["example.com/lb"] != "internal" {
+				svc.Spec.Ports[0].NodePort != 31080 || svc.Spec.Ports[1].NodePort != 31443 || svc.Annotations["example.com/lb"] != "internal" {
 				t.Errorf("knit-ingress Service = %+v %+v", svc.ObjectMeta, svc.Spec)
 			}
 		},

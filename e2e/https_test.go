@@ -1,0 +1,143 @@
+//go:build !unit
+
+package e2e
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+)
+
+// TestHTTPSJourney: knit dev serves every Service over HTTPS with nothing
+// to configure — a certificate from its own CA, kept in the state dir and
+// named in the banner — and HTTP/2; a certificate Secret in knit-system
+// takes over its host; http-protocol Redirected on a Service sends plain
+// HTTP to HTTPS on knit dev's HTTPS port; HTTP keeps working elsewhere.
+func TestHTTPSJourney(t *testing.T) {
+	d := startKnitDev(t, filepath.Join(t.TempDir(), "state"))
+	c := d.client(t)
+	const host = "hello.default.localhost"
+	_, httpsPort, _ := net.SplitHostPort(d.httpsAddr)
+	url := "https://" + host + ":" + httpsPort + "/"
+
+	caPath := filepath.Join(d.stateDir, "ca", "ca.pem")
+	if !strings.Contains(d.output.String(), "curl --cacert "+caPath+" "+url) {
+		t.Errorf("the banner does not say how to trust %s:\n%s", caPath, d.output)
+	}
+	caPEM, err := os.ReadFile(caPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	localCA := x509.NewCertPool()
+	localCA.AppendCertsFromPEM(caPEM)
+
+	if out, err := d.kubectl(t, "apply", "-f", "examples/helloworld/service.yaml"); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	waitBody(t, d.httpAddr, host, "Hello World!", 3*time.Minute)
+
+	t.Run("knit dev's CA vouches for the Service over HTTP/2", func(t *testing.T) {
+		got, err := httpsGet(d.httpsAddr, url, localCA)
+		if err != nil || got != "200 HTTP/2.0 Hello World!" {
+			t.Errorf("GET %s trusting knit dev's CA alone: %q, %v", url, got, err)
+		}
+	})
+
+	t.Run("a certificate Secret in knit-system takes over its host", func(t *testing.T) {
+		certPEM, keyPEM, own := selfSigned(t, host)
+		secret := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "knit-system", Name: "hello-tls",
+				Labels: map[string]string{"knit.dev/certificate": "", "knit.dev/certificate-namespace": "default"}},
+			Type: corev1.SecretTypeTLS,
+			Data: map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM},
+		}
+		if err := c.Create(context.Background(), secret); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the Secret's certificate served", time.Minute, func(context.Context) (bool, string) {
+			got, err := httpsGet(d.httpsAddr, url, own)
+			return err == nil && got == "200 HTTP/2.0 Hello World!", fmt.Sprintf("%q %v", got, err)
+		})
+	})
+
+	t.Run("http-protocol Redirected sends HTTP to HTTPS", func(t *testing.T) {
+		updateService(t, c, func(svc *servingv1.Service) {
+			svc.Annotations = map[string]string{"networking.knative.dev/http-protocol": "Redirected"}
+		})
+		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		waitFor(t, "301 to HTTPS", time.Minute, func(context.Context) (bool, string) {
+			req, _ := http.NewRequest(http.MethodGet, "http://"+d.httpAddr+"/path?q=1", nil)
+			req.Host = host
+			resp, err := noFollow.Do(req)
+			if err != nil {
+				return false, err.Error()
+			}
+			resp.Body.Close()
+			loc := resp.Header.Get("Location")
+			return resp.StatusCode == http.StatusMovedPermanently && loc == "https://"+host+":"+httpsPort+"/path?q=1", resp.Status + " " + loc
+		})
+	})
+}
+
+// httpsGet fetches url over a new TLS connection to addr trusting roots
+// alone: "<status code> <protocol> <body>".
+func httpsGet(addr, url string, roots *x509.CertPool) (string, error) {
+	tr := &http.Transport{
+		TLSClientConfig:   &tls.Config{RootCAs: roots},
+		ForceAttemptHTTP2: true,
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, addr)
+		},
+	}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return fmt.Sprintf("%d %s %s", resp.StatusCode, resp.Proto, strings.TrimSpace(string(body))), err
+}
+
+// selfSigned is a certificate for name, its key, and a pool trusting it.
+func selfSigned(t *testing.T, name string) (certPEM, keyPEM []byte, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
+		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(leaf)
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), pool
+}
