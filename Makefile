@@ -44,16 +44,18 @@ export TOOLS_CACHE BIN
 K8S_BINARIES := kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl
 TOOL         := hack/tools.sh
 
-tools: ## kube-apiserver, kube-controller-manager, kubectl and etcd for knit dev and envtest (and the node's binaries beside them), buildkitd, buildctl and the registry for dockerfile:// builds
+tools: ## kube-apiserver, kube-controller-manager, kubectl and etcd for knit dev and envtest (and the node's binaries beside them), buildkitd, buildctl and the registry for dockerfile:// builds, pebble and pebble-challtestsrv for the ACME tests
 	@$(TOOL) kubernetes hack/kubernetes "$(K8S_BINARIES)" -- \
 		sh -c 'go build -ldflags "-s -w $(K8S_LDFLAGS)" -o "$$OUT/" $(addprefix k8s.io/kubernetes/cmd/,$(K8S_BINARIES))'
 	@$(TOOL) etcd hack/etcd etcd -- sh -c 'go build -ldflags "-s -w" -o "$$OUT/etcd" go.etcd.io/etcd/server/v3'
 	@$(TOOL) buildkit hack/buildkit "buildkitd buildctl" -- sh -c 'CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$$OUT/" \
 		github.com/moby/buildkit/cmd/buildkitd github.com/moby/buildkit/cmd/buildctl'
 	@$(TOOL) registry hack/registry registry -- sh -c 'CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$$OUT/registry" .'
+	@$(TOOL) pebble hack/pebble "pebble pebble-challtestsrv" -- sh -c 'CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$$OUT/" \
+		github.com/letsencrypt/pebble/v2/cmd/pebble github.com/letsencrypt/pebble/v2/cmd/pebble-challtestsrv'
 
 clean-tools: ## unlink ./bin's tools (the cache outside the clone stays)
-	rm -f $(addprefix $(BIN)/,$(K8S_BINARIES)) $(BIN)/etcd $(BIN)/buildkitd $(BIN)/buildctl $(BIN)/registry
+	rm -f $(addprefix $(BIN)/,$(K8S_BINARIES)) $(BIN)/etcd $(BIN)/buildkitd $(BIN)/buildctl $(BIN)/registry $(BIN)/pebble $(BIN)/pebble-challtestsrv
 
 # ---- checks ----
 vet:
