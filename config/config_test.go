@@ -245,3 +245,33 @@ func TestRouteHTTPProtocol(t *testing.T) {
 		}
 	}
 }
+
+// external-domain-tls (or Knative's older auto-tls) needs an https ACME
+// directory; a CA bundle must hold a certificate.
+func TestParseNetworkExternalDomainTLS(t *testing.T) {
+	const dir = "https://127.0.0.1:14000/dir"
+	for _, tc := range []struct {
+		data    map[string]string
+		want    bool
+		wantErr string
+	}{
+		{data: nil, want: false},
+		{data: map[string]string{"external-domain-tls": "Enabled", "acme-directory": dir}, want: true},
+		{data: map[string]string{"auto-tls": "Enabled", "acme-directory": dir}, want: true},
+		{data: map[string]string{"auto-tls": "Enabled", "external-domain-tls": "Disabled", "acme-directory": dir}, want: false},
+		{data: map[string]string{"external-domain-tls": "Enabled"},
+			wantErr: "config-network: external-domain-tls is Enabled but acme-directory names no ACME CA"},
+		{data: map[string]string{"external-domain-tls": "on", "acme-directory": dir},
+			wantErr: `config-network: external-domain-tls="on": want Enabled or Disabled`},
+		{data: map[string]string{"external-domain-tls": "Enabled", "acme-directory": "http://127.0.0.1:14000/dir"},
+			wantErr: `config-network: acme-directory "http://127.0.0.1:14000/dir": want an https:// URL (ACME runs over HTTPS)`},
+		{data: map[string]string{"acme-directory": dir, "acme-ca-bundle": "not PEM"},
+			wantErr: "config-network: acme-ca-bundle: no PEM certificate in it"},
+	} {
+		n, err := ParseNetwork(tc.data)
+		checkErr(t, err, tc.wantErr)
+		if err == nil && n.ExternalDomainTLS != tc.want {
+			t.Errorf("%v: external-domain-tls %v, want %v", tc.data, n.ExternalDomainTLS, tc.want)
+		}
+	}
+}

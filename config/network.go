@@ -2,7 +2,9 @@ package config
 
 import (
 	"bytes"
+	"crypto/x509"
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 	"text/template"
@@ -107,6 +109,14 @@ type Network struct {
 	// plain-HTTP request to a public Route: serve it (Enabled) or redirect
 	// it to HTTPS (Redirected). A Route's HTTPProtocolAnnotation wins.
 	HTTPProtocol HTTPProtocol
+	// ExternalDomainTLS (key external-domain-tls, Enabled or Disabled;
+	// Knative's older auto-tls too) gives every public Route a
+	// certificate from the ACME CA of ACME.
+	ExternalDomainTLS bool
+	// ACME is the CA external-domain-tls obtains certificates from,
+	// knit's own keys (knit issues them itself, as Caddy does, rather
+	// than through cert-manager).
+	ACME ACME
 	// EgressAllow (key egress-allow) lists the addresses, ranges and host
 	// names EventSinks and GitRepositories may reach although egress
 	// refuses them by default (loopback, link-local, the control plane's
@@ -136,8 +146,16 @@ func ParseNetwork(data map[string]string) (*Network, error) {
 		}
 		n.HTTPProtocol = proto
 	}
+	n.ExternalDomainTLS = p.enabled("auto-tls", false)
+	n.ExternalDomainTLS = p.enabled("external-domain-tls", n.ExternalDomainTLS)
+	p.string("acme-directory", &n.ACME.Directory)
+	p.string("acme-email", &n.ACME.Email)
+	n.ACME.CABundle = []byte(strings.TrimSpace(data["acme-ca-bundle"]))
 	if p.err != nil {
 		return nil, p.err
+	}
+	if err := n.ACME.validate(n.ExternalDomainTLS); err != nil {
+		return nil, fmt.Errorf("%s: %w", NetworkConfigName, err)
 	}
 	var err error
 	if n.EgressAllow, err = egress.ParseRules(data[egress.AllowKey]); err != nil {
@@ -226,4 +244,34 @@ func ParseHTTPProtocol(v string) (HTTPProtocol, error) {
 	default:
 		return "", fmt.Errorf("want Enabled or Redirected, got %q", v)
 	}
+}
+
+// ACME is where external-domain-tls obtains certificates.
+type ACME struct {
+	// Directory (acme-directory) is the CA's ACME directory URL, e.g.
+	// https://acme-v02.api.letsencrypt.org/directory. No default: a
+	// cluster (or a test) never reaches a public CA by omission.
+	Directory string
+	// Email (acme-email) is the account's contact, where the CA writes
+	// about expiring certificates.
+	Email string
+	// CABundle (acme-ca-bundle) is PEM of the roots the CA's own HTTPS
+	// is checked against, for a private CA; empty is the system's.
+	CABundle []byte
+}
+
+func (a ACME) validate(enabled bool) error {
+	if enabled && a.Directory == "" {
+		return fmt.Errorf("external-domain-tls is Enabled but acme-directory names no ACME CA")
+	}
+	if a.Directory != "" {
+		u, err := url.Parse(a.Directory)
+		if err != nil || u.Scheme != "https" || u.Host == "" {
+			return fmt.Errorf("acme-directory %q: want an https:// URL (ACME runs over HTTPS)", a.Directory)
+		}
+	}
+	if len(a.CABundle) > 0 && !x509.NewCertPool().AppendCertsFromPEM(a.CABundle) {
+		return fmt.Errorf("acme-ca-bundle: no PEM certificate in it")
+	}
+	return nil
 }

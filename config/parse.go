@@ -116,3 +116,20 @@ func (p *parser) quantity(key string, dst **resource.Quantity) {
 	}
 	*dst = &q
 }
+
+// enabled reads Knative's Enabled/Disabled switch (any case); def when
+// the key is absent or blank.
+func (p *parser) enabled(key string, def bool) bool {
+	v, ok := p.data[key]
+	if !ok || strings.TrimSpace(v) == "" {
+		return def
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "enabled":
+		return true
+	case "disabled":
+		return false
+	}
+	p.fail(key, v, "want Enabled or Disabled")
+	return def
+}

@@ -24,8 +24,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/internal/acme/acmetest"
 )
 
 // TestHTTPSJourney: knit dev serves every Service over HTTPS with nothing
@@ -140,4 +142,78 @@ func selfSigned(t *testing.T, name string) (certPEM, keyPEM []byte, pool *x509.C
 	pool = x509.NewCertPool()
 	pool.AddCert(leaf)
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), pool
+}
+
+// TestACMEJourney is external-domain-tls against a real ACME CA (Pebble,
+// its validations sent to knit dev's HTTP ingress): a Service gets a
+// certificate the CA's root verifies, its URL turns https:// and it
+// still answers over HTTP; a Service whose domain the CA refuses says why
+// on its Route and keeps serving HTTP.
+func TestACMEJourney(t *testing.T) {
+	pebble := acmetest.StartPebble(t, acmetest.WithBlockedDomains("blocked.test"))
+	httpAddr := pebble.HTTP01.Addr().String()
+	pebble.HTTP01.Close() // knit dev's ingress takes the port the CA validates on
+	d := startKnitDevOn(t, filepath.Join(t.TempDir(), "state"), httpAddr, freeAddr(t))
+	c := d.client(t)
+	_, httpsPort, _ := net.SplitHostPort(d.httpsAddr)
+	ctx := context.Background()
+	for name, data := range map[string]map[string]string{
+		"config-domain": {"example.test": "", "blocked.test": "selector:\n  tls: blocked\n"},
+		"config-network": {"external-domain-tls": "Enabled", "acme-directory": pebble.DirectoryURL,
+			"acme-ca-bundle": string(pebble.CABundle)},
+	} {
+		if err := c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "knit-system", Name: name}, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := d.kubectl(t, "apply", "-f", "examples/helloworld/service.yaml"); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	const host = "hello.default.example.test"
+	url := "https://" + host + ":" + httpsPort
+	waitFor(t, "hello's certificate and https URL", 3*time.Minute, func(ctx context.Context) (bool, string) {
+		rt := &servingv1.Route{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "hello"}, rt); err != nil {
+			return false, err.Error()
+		}
+		cond := rt.Status.GetCondition(servingv1.RouteConditionCertificateProvisioned)
+		return cond.IsTrue() && rt.Status.URL == url, fmt.Sprintf("url %s, %+v", rt.Status.URL, cond)
+	})
+	if got, err := httpsGet(d.httpsAddr, url+"/", pebble.Roots(t)); err != nil || got != "200 HTTP/2.0 Hello World!" {
+		t.Errorf("GET %s trusting the CA's root: %q, %v", url, got, err)
+	}
+	if code, body, err := get(d.httpAddr, host); code != 200 || body != "Hello World!" {
+		t.Errorf("over HTTP: %d %q %v", code, body, err)
+	}
+
+	t.Run("a refused domain says why and keeps serving HTTP", func(t *testing.T) {
+		d.apply(t, `apiVersion: serving.knative.dev/v1
+kind: Service
+metadata:
+  name: shop
+  namespace: default
+  labels:
+    tls: blocked
+spec:
+  template:
+    spec:
+      containers:
+        - image: ko://github.com/knitops/knit/examples/helloworld
+`)
+		waitFor(t, "shop's refusal on its Route", 3*time.Minute, func(ctx context.Context) (bool, string) {
+			rt := &servingv1.Route{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "shop"}, rt); err != nil {
+				return false, err.Error()
+			}
+			cond := rt.Status.GetCondition(servingv1.RouteConditionCertificateProvisioned)
+			return cond.IsFalse() && cond.Reason == "Rejected" && strings.Contains(cond.Message, "shop.default.blocked.test") &&
+				rt.Status.URL == "http://shop.default.blocked.test:"+portOf(httpAddr), fmt.Sprintf("url %s, %+v", rt.Status.URL, cond)
+		})
+		waitBody(t, d.httpAddr, "shop.default.blocked.test", "Hello World!", time.Minute)
+	})
+}
+
+func portOf(addr string) string {
+	_, port, _ := net.SplitHostPort(addr)
+	return port
 }

@@ -56,6 +56,12 @@ type ControlPlaneOptions struct {
 	// URLPort is shown in Route URLs when not 0 or 80: knit dev's ingress
 	// port. 0 on a cluster, where the ingress Service listens on 80.
 	URLPort int
+	// URLPortTLS is shown in https:// Route URLs when not 0 or 443.
+	URLPortTLS int
+	// IngressURL is the ingress's plain-HTTP URL as the controller
+	// reaches it, where ACME challenge responses are checked before the
+	// CA validates them; "" skips the check.
+	IngressURL string
 	// QueueImage is the queue-proxy sidecar: "knit://queue" locally, an
 	// image whose entrypoint is knit-queue on a cluster.
 	QueueImage string
@@ -140,7 +146,9 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 			return endpoints.SetupWithManager(mgr, endpoints.Alias{Namespace: ActivatorService.Namespace,
 				Source: ActivatorService.Service, Name: KnativeActivatorService})
 		}},
-		{"route", func() error { return route.SetupWithManager(mgr, opts.Store, opts.URLPort) }},
+		{"route", func() error {
+			return route.SetupWithManager(mgr, opts.Store, route.Options{URLPort: opts.URLPort, URLPortTLS: opts.URLPortTLS, IngressURL: opts.IngressURL})
+		}},
 		{"revision-gc", func() error { return gc.SetupWithManager(mgr, opts.Store) }},
 		{"gitrepository", func() error {
 			builder, err := newBuilder(mgr, opts.Builds)

@@ -15,14 +15,19 @@ import (
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/controllers/conflict"
+	"github.com/knitops/knit/controllers/route/certificates"
 )
 
 // Reconciler resolves Routes' traffic and publishes it in status.
 type Reconciler struct {
 	client client.Client
 	config *config.Store
-	// urlPort is the ingress port shown in URLs (0 or 80: none).
-	urlPort int
+	// urlPort is the ingress port shown in URLs (0 or 80: none);
+	// urlPortTLS likewise for https:// URLs (0 or 443: none).
+	urlPort, urlPortTLS int
+	// certs obtains certificates for external-domain-tls; nil obtains
+	// none (tls.go).
+	certs *certificates.Provisioner
 	// events records the Route turning Ready or failing (readyEvents).
 	events events.EventRecorder
 }
@@ -32,9 +37,23 @@ type Reconciler struct {
 // when it touches what a Route reads: with every pushed repository in one
 // namespace, waking the namespace would make each change cost O(Services).
 // A config change (domain, templates) wakes every Route.
-func SetupWithManager(mgr ctrl.Manager, cfg *config.Store, urlPort int) error {
-	r := &Reconciler{client: mgr.GetClient(), config: cfg, urlPort: urlPort, events: mgr.GetEventRecorder("knit-route")}
+func SetupWithManager(mgr ctrl.Manager, cfg *config.Store, opts Options) error {
+	r := &Reconciler{client: mgr.GetClient(), config: cfg, urlPort: opts.URLPort, urlPortTLS: opts.URLPortTLS,
+		events: mgr.GetEventRecorder("knit-route")}
+	r.certs = certificates.New(mgr.GetClient(), mgr.GetAPIReader(), certificates.Options{
+		Ingress: opts.IngressURL, Log: mgr.GetLogger().WithName("certificates")})
 	return r.setup(mgr, conflict.Requeue(r))
+}
+
+// Options are what differs between knit dev and a cluster.
+type Options struct {
+	// URLPort is shown in http:// URLs when not 0 or 80 (knit dev's
+	// ingress port); URLPortTLS in https:// URLs when not 0 or 443.
+	URLPort, URLPortTLS int
+	// IngressURL is the ingress's plain-HTTP URL as the controller
+	// reaches it, where a challenge response is checked before an ACME
+	// CA validates it; "" skips the check.
+	IngressURL string
 }
 
 // setup wires r's indexes and watches to rec, which is r itself wrapped
@@ -43,12 +62,15 @@ func (r *Reconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
 	if err := addIndexes(context.Background(), mgr); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&servingv1.Route{}).
 		Watches(&servingv1.Configuration{}, handler.EnqueueRequestsFromMapFunc(r.routesForConfiguration), builder.WithPredicates(configurationChanged)).
 		Watches(&servingv1.Revision{}, handler.EnqueueRequestsFromMapFunc(r.routesForRevision), builder.WithPredicates(revisionChanged)).
-		WatchesRawSource(source.Channel(r.config.Changes(), handler.EnqueueRequestsFromMapFunc(r.allRoutes))).
-		Complete(rec)
+		WatchesRawSource(source.Channel(r.config.Changes(), handler.EnqueueRequestsFromMapFunc(r.allRoutes)))
+	if r.certs != nil {
+		b = b.WatchesRawSource(source.Channel(r.certs.Wake(), &handler.EnqueueRequestForObject{}))
+	}
+	return b.Complete(rec)
 }
 
 // allRoutes requeues every Route after a config change (domain, templates).

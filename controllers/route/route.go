@@ -34,6 +34,11 @@ var readyEvents = transition.Events{Condition: duckv1.ConditionReady, Action: "R
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	rt := &servingv1.Route{}
 	if err := r.client.Get(ctx, req.NamespacedName, rt); err != nil {
+		if apierrors.IsNotFound(err) && r.certs != nil {
+			// A certificate lives in knit-system, which no owner
+			// reference reaches: the Route's deletion releases it.
+			return ctrl.Result{}, r.certs.Release(ctx, req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if rt.DeletionTimestamp != nil {
@@ -47,6 +52,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	rt.Status.InitializeConditions()
 
 	traffic, terr := resources.ResolveTraffic(rt.Spec.Traffic, snap)
+	var recheck time.Duration
 	switch {
 	case terr != nil && terr.Unknown:
 		rt.Status.MarkTrafficPending(terr.Reason, terr.Message)
@@ -61,6 +67,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		rt.Status.URL, rt.Status.Address, rt.Status.Traffic = url, &duckv1.Addressable{URL: address}, withURLs
 		rt.Status.MarkTrafficAssigned()
 		rt.Status.MarkIngressReady()
+		if recheck, err = r.certificate(ctx, rt, before, r.config.Load()); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if err := r.labelRevisions(ctx, rt, snap); err != nil {
 		return ctrl.Result{}, err
@@ -72,7 +81,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		readyEvents.Record(r.events, rt, &before.Status, &rt.Status.Status)
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: recheck}, nil
 }
 
 // snapshot reads what rt references and nothing else of its namespace:

@@ -101,7 +101,7 @@ func startManager(ctx context.Context, cfg *rest.Config) (client.Client, error) 
 		},
 		func() error { return podautoscaler.SetupWithManager(mgr, podautoscaler.StaticRecommender{}, nil, nil) },
 		func() error { return serverlessservice.SetupWithManager(mgr, activator) },
-		func() error { return route.SetupWithManager(mgr, store, ingressPort) },
+		func() error { return route.SetupWithManager(mgr, store, route.Options{URLPort: ingressPort}) },
 		func() error { return gc.SetupWithManager(mgr, store) },
 	} {
 		if err := setup(); err != nil {

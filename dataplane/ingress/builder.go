@@ -117,7 +117,7 @@ func (b *tableBuilder) Reconcile(ctx context.Context, _ reconcile.Request) (reco
 	err := errors.Join(b.readFeatures(ctx), b.readNetwork(ctx), b.certs.read(ctx, b.edge))
 	// Trusted logs the slices Build leaves out, once each.
 	t := b.opts.Build(routes.Items, endpointslices.Trusted(ctx, slices.Items))
-	t.certs = b.certs.index
+	t.certs, t.challenges = b.certs.index, b.certs.challenges
 	b.router.Update(t)
 	return reconcile.Result{}, err
 }

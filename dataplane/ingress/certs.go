@@ -8,23 +8,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	netv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 )
 
-// Certificates the ingress serves are kubernetes.io/tls Secrets in knit's
-// own namespace carrying CertificateLabel: the operator's (bring your own
-// certificate for a domain or a wildcard) and the ones knit's controller
-// issues or copies there for a namespace. Reading them only there keeps
-// the Internet-facing ingress away from every tenant's Secrets: its Role
-// grants Secrets in that one namespace, nothing cluster-wide.
+// The labels of the Secrets the ingress reads, the networking API's.
 const (
-	// CertificateLabel marks a Secret the ingress serves; its value is
-	// not read.
-	CertificateLabel = "knit.dev/certificate"
-	// CertificateNamespaceLabel, when set, limits a Secret to the hosts of
-	// Routes in that namespace, so a certificate issued or copied for one
-	// tenant never answers for another's host. Without it the
-	// certificate is the operator's and serves any host it names.
-	CertificateNamespaceLabel = "knit.dev/certificate-namespace"
+	CertificateLabel          = netv1alpha1.CertificateLabel
+	CertificateNamespaceLabel = netv1alpha1.CertificateNamespaceLabel
 )
 
 // certificate is one parsed Secret.

@@ -3,6 +3,7 @@ package ingress
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	netv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 	"github.com/knitops/knit/config"
 )
 
@@ -85,6 +87,9 @@ func (b *tableBuilder) readNetwork(ctx context.Context) error {
 type certCache struct {
 	parsed map[types.UID]parsedSecret
 	index  certIndex
+	// challenges are the HTTP-01 responses: host → token → key
+	// authorization.
+	challenges map[string]map[string]string
 }
 
 // parsedSecret is one Secret at one resourceVersion: its certificate, or
@@ -104,8 +109,13 @@ func (c *certCache) read(ctx context.Context, edge client.Reader) error {
 	}
 	next := make(map[types.UID]parsedSecret, len(secrets.Items))
 	certs := make([]*certificate, 0, len(secrets.Items))
+	challenges := map[string]map[string]string{}
 	for i := range secrets.Items {
 		s := &secrets.Items[i]
+		if s.Labels[CertificateLabel] == netv1alpha1.CertificateLabelChallenge {
+			addChallenge(challenges, s)
+			continue
+		}
 		p, ok := c.parsed[s.UID]
 		if !ok || p.version != s.ResourceVersion {
 			p = parsedSecret{version: s.ResourceVersion}
@@ -120,6 +130,36 @@ func (c *certCache) read(ctx context.Context, edge client.Reader) error {
 			certs = append(certs, p.cert)
 		}
 	}
-	c.parsed, c.index = next, indexCertificates(certs)
+	c.parsed, c.index, c.challenges = next, indexCertificates(certs), challenges
 	return nil
+}
+
+// addChallenge files an HTTP-01 response Secret under its host and token.
+// Only knit's controller writes Secrets in knit-system, but the response
+// is served to the Internet, so one that is not a plain token is left out.
+func addChallenge(challenges map[string]map[string]string, s *corev1.Secret) {
+	host := strings.ToLower(string(s.Data[netv1alpha1.ChallengeHostKey]))
+	token := string(s.Data[netv1alpha1.ChallengeTokenKey])
+	keyAuth := string(s.Data[netv1alpha1.ChallengeKeyAuthorizationKey])
+	if host == "" || !isToken(token) || !strings.HasPrefix(keyAuth, token+".") || !isToken(keyAuth[len(token)+1:]) {
+		return
+	}
+	if challenges[host] == nil {
+		challenges[host] = map[string]string{}
+	}
+	challenges[host][token] = keyAuth
+}
+
+// isToken says whether s is base64url without padding, as ACME tokens and
+// account key thumbprints are (RFC 8555 §8.1, §8.3).
+func isToken(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package ingress
 import (
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -81,6 +82,24 @@ func (r *Router) certificate(hello *tls.ClientHelloInfo) (*tls.Certificate, erro
 const acmeChallengePrefix = "/.well-known/acme-challenge/"
 
 func isACMEChallenge(path string) bool { return strings.HasPrefix(path, acmeChallengePrefix) }
+
+// answerChallenge answers an ACME CA's HTTP-01 request with the key
+// authorization knit's controller published for this host and token
+// (RFC 8555 §8.3: status 200, the bare key authorization), and says
+// whether it did; any other challenge path is the Route's.
+func (t *Table) answerChallenge(w http.ResponseWriter, req *http.Request) bool {
+	host := req.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	keyAuth, ok := t.challenges[strings.ToLower(host)][strings.TrimPrefix(req.URL.Path, acmeChallengePrefix)]
+	if !ok {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	io.WriteString(w, keyAuth)
+	return true
+}
 
 // redirectToHTTPS answers a plain-HTTP request with a permanent redirect
 // to the same host, path and query over HTTPS, as Knative's ingresses do

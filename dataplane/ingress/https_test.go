@@ -8,11 +8,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	netv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/config"
 )
@@ -240,6 +243,51 @@ func TestNegotiatedH2ReachesTheAppAsHTTP1UnlessGRPC(t *testing.T) {
 		resp.Body.Close()
 		if resp.ProtoMajor != 2 || string(body) != want {
 			t.Errorf("content-type %q over %s: the app saw %s, want %s", contentType, resp.Proto, body, want)
+		}
+	}
+}
+
+// The ingress answers an ACME CA's HTTP-01 request with the response
+// knit's controller published for that host and token, over plain HTTP
+// even when the Route redirects; other challenge paths, other hosts and
+// HTTPS go to the Route; a response that is not a plain token is never
+// served.
+func TestRouterAnswersACMEChallenges(t *testing.T) {
+	challenges := map[string]map[string]string{}
+	for _, s := range []struct{ host, token, keyAuth string }{
+		{"HELLO.default.localhost", "tok_en-1", "tok_en-1.thumb_print"},
+		{"hello.default.localhost", "evil", "evil.<script>"},
+		{"hello.default.localhost", "mismatch", "other.thumb"},
+	} {
+		addChallenge(challenges, &corev1.Secret{Data: map[string][]byte{
+			netv1alpha1.ChallengeHostKey: []byte(s.host), netv1alpha1.ChallengeTokenKey: []byte(s.token), netv1alpha1.ChallengeKeyAuthorizationKey: []byte(s.keyAuth)}})
+	}
+	redirected, _ := config.ParseNetwork(map[string]string{"http-protocol": "Redirected"})
+	tbl := Options{Network: redirected}.Build(hello(), helloSlices(t))
+	tbl.challenges = challenges
+	r := NewRouter()
+	r.Update(tbl)
+	front := httptest.NewServer(r)
+	defer front.Close()
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, tc := range []struct{ host, path, want string }{
+		{"hello.default.localhost:80", "/.well-known/acme-challenge/tok_en-1", "200 tok_en-1.thumb_print"},
+		{"hello.default.localhost", "/.well-known/acme-challenge/evil", "200 two tag= default="},
+		{"hello.default.localhost", "/.well-known/acme-challenge/mismatch", "200 two tag= default="},
+		{"hello.default.localhost", "/.well-known/acme-challenge/other", "200 two tag= default="},
+		{"old-hello.default.localhost", "/.well-known/acme-challenge/tok_en-1", "200 one tag= default="},
+		{"hello.default.localhost", "/", "301 "},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, front.URL+tc.path, nil)
+		req.Host = tc.host
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got := resp.Status[:3] + " " + string(body); !strings.HasPrefix(got, tc.want) || (tc.want != "301 " && got != tc.want) {
+			t.Errorf("%s%s: %q, want %q", tc.host, tc.path, got, tc.want)
 		}
 	}
 }

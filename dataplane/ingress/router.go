@@ -77,7 +77,11 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 	}
-	e := r.table.Load().route(req)
+	t := r.table.Load()
+	if req.TLS == nil && t.challenges != nil && isACMEChallenge(req.URL.Path) && t.answerChallenge(w, req) {
+		return
+	}
+	e := t.route(req)
 	if e == nil {
 		http.Error(w, fmt.Sprintf("knit: no route for host %q", req.Host), http.StatusNotFound)
 		return

@@ -23,6 +23,8 @@ type Table struct {
 	revisions map[string]*backend // namespace/name → endpoints, for retries
 	// certs are the certificates HTTPS handshakes pick from (certs.go).
 	certs certIndex
+	// challenges are the ACME HTTP-01 responses by host and token.
+	challenges map[string]map[string]string
 }
 
 // entry is one host: the Revisions behind it and the pick cycle.

@@ -17,3 +17,36 @@ const (
 	// ServiceTypePublic marks the Service the ingress routes to.
 	ServiceTypePublic = "Public"
 )
+
+// Certificates the ingress serves are kubernetes.io/tls Secrets in knit's
+// own namespace carrying CertificateLabel: the operator's (bring your own
+// certificate for a domain or a wildcard) and the ones knit's controller
+// obtains for Routes. Reading them only there keeps the Internet-facing
+// ingress away from every tenant's Secrets: its Role grants Secrets in
+// that one namespace, nothing cluster-wide.
+const (
+	// CertificateLabel marks a Secret the ingress reads: a certificate
+	// (any value but CertificateLabelChallenge) or an ACME HTTP-01
+	// response (CertificateLabelChallenge). One label for both keeps the
+	// ingress's cache to one selector.
+	CertificateLabel = "knit.dev/certificate"
+	// CertificateLabelChallenge marks an HTTP-01 response: data host,
+	// token and keyAuthorization, served at
+	// http://<host>/.well-known/acme-challenge/<token>.
+	CertificateLabelChallenge = "acme-http01"
+	// CertificateNamespaceLabel, when set, limits a certificate to the
+	// hosts of Routes in that namespace, so a certificate issued or
+	// copied for one tenant never answers for another's host. Without it
+	// the certificate is the operator's and serves any host it names.
+	CertificateNamespaceLabel = "knit.dev/certificate-namespace"
+	// CertificateRouteLabel names the Route ("<namespace>.<name>") a
+	// certificate was obtained for.
+	CertificateRouteLabel = "knit.dev/certificate-route"
+)
+
+// The data keys of a CertificateLabelChallenge Secret.
+const (
+	ChallengeHostKey             = "host"
+	ChallengeTokenKey            = "token"
+	ChallengeKeyAuthorizationKey = "keyAuthorization"
+)

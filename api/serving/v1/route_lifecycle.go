@@ -37,3 +37,39 @@ func (rs *RouteStatus) MarkIngressReady() {
 func (rs *RouteStatus) MarkDomainTemplateError(message string) {
 	RouteConditions.Manage(&rs.Status).MarkFalse(RouteConditionIngressReady, ReasonDomainTemplateError, message)
 }
+
+// Reasons of CertificateProvisioned, Knative's where Knative has one.
+const (
+	// ReasonTLSNotEnabled: external-domain-tls is off for this route.
+	ReasonTLSNotEnabled = "TLSNotEnabled"
+	// ReasonCertificateNotReady: a certificate is being obtained.
+	ReasonCertificateNotReady = "CertificateNotReady"
+	// ReasonHTTPDowngrade: no certificate yet, and http-protocol Enabled
+	// serves the route over HTTP meanwhile.
+	ReasonHTTPDowngrade = "HTTPDowngrade"
+)
+
+// MarkTLSNotEnabled: the route gets no certificate, and message says why
+// (external-domain-tls off, cluster-local, opted out by annotation).
+func (rs *RouteStatus) MarkTLSNotEnabled(message string) {
+	RouteConditions.Manage(&rs.Status).MarkTrueWithReason(RouteConditionCertificateProvisioned, ReasonTLSNotEnabled, message)
+}
+
+// MarkCertificateReady: secret holds a certificate for every host.
+func (rs *RouteStatus) MarkCertificateReady(secret string) {
+	RouteConditions.Manage(&rs.Status).MarkTrueWithReason(RouteConditionCertificateProvisioned, "CertificateReady",
+		"certificate in Secret "+secret)
+}
+
+// MarkCertificateNotReady: a certificate is being obtained; message says
+// what serves meanwhile.
+func (rs *RouteStatus) MarkCertificateNotReady(reason, message string) {
+	RouteConditions.Manage(&rs.Status).MarkUnknown(RouteConditionCertificateProvisioned, reason, message)
+}
+
+// MarkCertificateProvisionFailed: the CA refused or could not be reached;
+// reason is the ACME failure's (RateLimited, ChallengeFailed, ...), and
+// message what the CA said and what serves meanwhile.
+func (rs *RouteStatus) MarkCertificateProvisionFailed(reason, message string) {
+	RouteConditions.Manage(&rs.Status).MarkFalse(RouteConditionCertificateProvisioned, reason, message)
+}

@@ -50,6 +50,12 @@ const (
 	RouteConditionAllTrafficAssigned duckv1.ConditionType = "AllTrafficAssigned"
 	// RouteConditionIngressReady: the ingress serves the route's hosts.
 	RouteConditionIngressReady duckv1.ConditionType = "IngressReady"
+	// RouteConditionCertificateProvisioned: the route's hosts have a
+	// certificate (external-domain-tls). Informational in knit, not one
+	// of Ready's dependents: a certificate that cannot be issued leaves
+	// the route serving HTTP or its old certificate, which is not a
+	// failure to serve.
+	RouteConditionCertificateProvisioned duckv1.ConditionType = "CertificateProvisioned"
 )
 
 // RouteConditions is the Route's checklist.

@@ -12,8 +12,9 @@ import (
 const ClusterLocalDomain = "svc.cluster.local"
 
 // URLs fills the route's own URL, its in-cluster address and every tagged
-// target's URL. port, when not 0 or 80, is shown in URLs so a local
-// ingress on :8080 gives URLs that curl reaches as printed.
+// target's URL. port, when not 0 or the scheme's own (80, 443), is shown
+// in URLs so a local ingress on :8080 gives URLs that curl reaches as
+// printed.
 func URLs(rt *servingv1.Route, traffic []servingv1.TrafficTarget, cfg *config.Config, port int) (url, address string, out []servingv1.TrafficTarget, err error) {
 	domain := cfg.Domain.LookupDomain(rt.Labels)
 	clusterLocal := rt.Labels[servingv1.VisibilityLabelKey] == "cluster-local"
@@ -28,7 +29,7 @@ func URLs(rt *servingv1.Route, traffic []servingv1.TrafficTarget, cfg *config.Co
 		u := cfg.Network.DefaultExternalScheme + "://" + host
 		if clusterLocal {
 			u = "http://" + host
-		} else if port != 0 && port != 80 {
+		} else if port != 0 && !(port == 80 && cfg.Network.DefaultExternalScheme == "http") && !(port == 443 && cfg.Network.DefaultExternalScheme == "https") {
 			u += ":" + strconv.Itoa(port)
 		}
 		return u, nil

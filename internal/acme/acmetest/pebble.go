@@ -50,6 +50,9 @@ type Pebble struct {
 	DirectoryURL string
 	// HTTPClient trusts the certificate Pebble serves its API with.
 	HTTPClient *http.Client
+	// CABundle is that certificate as PEM, for a client configured by
+	// text (config-network's acme-ca-bundle).
+	CABundle []byte
 	// HTTP01 listens on 127.0.0.1:HTTP01Port, the port Pebble sends every
 	// HTTP-01 validation to (in place of 80): serve the challenge
 	// responses on it (Serve), or close it for a CA that finds nothing
@@ -114,6 +117,9 @@ func StartPebble(t testing.TB, opts ...Option) *Pebble {
 	}
 	t.Cleanup(func() { _ = http01.Close() })
 	p := &Pebble{HTTPClient: client, HTTP01: http01, HTTP01Port: port(http01.Addr().String()), DNSAddr: dnsAddr}
+	if p.CABundle, err = os.ReadFile(certFile); err != nil {
+		t.Fatalf("acmetest: %v", err)
+	}
 
 	cfg := pebbleConfig{certFile: certFile, keyFile: keyFile, httpPort: p.HTTP01Port, opts: o}
 	var lastErr error
