@@ -53,8 +53,12 @@ func indexCertificates(certs []*certificate) certIndex {
 // valid now with the latest expiry. nil if no certificate may serve name.
 func (idx certIndex) lookup(name, namespace string, now time.Time) *tls.Certificate {
 	name = strings.ToLower(strings.TrimSuffix(name, "."))
-	_, parent, _ := strings.Cut(name, ".")
-	for _, candidates := range [][]*certificate{idx.exact[name], idx.wildcard[parent]} {
+	label, parent, _ := strings.Cut(name, ".")
+	wildcards := idx.wildcard[parent]
+	if !isLabel(label) {
+		wildcards = nil // a wildcard stands for one DNS label, not any text
+	}
+	for _, candidates := range [][]*certificate{idx.exact[name], wildcards} {
 		if namespace != "" {
 			if c := newest(candidates, namespace, now); c != nil {
 				return c
@@ -65,6 +69,20 @@ func (idx certIndex) lookup(name, namespace string, now time.Time) *tls.Certific
 		}
 	}
 	return nil
+}
+
+// isLabel says whether s is one DNS label as hosts spell them: letters,
+// digits and inner hyphens (underscores too, which some names carry).
+func isLabel(s string) bool {
+	if s == "" || len(s) > 63 || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // newest is the candidate of exactly namespace valid now with the latest

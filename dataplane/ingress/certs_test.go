@@ -187,3 +187,25 @@ func routeIn(namespace, name, url, revision string, annotations map[string]strin
 	rt.Namespace, rt.Annotations = namespace, annotations
 	return rt
 }
+
+// The server name comes from the network: any string picks at most a
+// certificate that names it (exactly, or by a one-label wildcard), and
+// never panics.
+func FuzzCertificateLookup(f *testing.F) {
+	now := time.Now()
+	exact := newTestCert(f, now.Add(-time.Minute), now.Add(time.Hour), "hello.default.example.com")
+	wild := newTestCert(f, now.Add(-time.Minute), now.Add(time.Hour), "*.example.com")
+	idx := indexCertificates([]*certificate{mustParse(f, exact.secret("e", "default")), mustParse(f, wild.secret("w", ""))})
+	for _, s := range []string{"hello.default.example.com", "api.example.com", "example.com", ".", "", "a..example.com", "HELLO.DEFAULT.EXAMPLE.COM."} {
+		f.Add(s, "default")
+	}
+	f.Fuzz(func(t *testing.T, name, namespace string) {
+		c := idx.lookup(name, namespace, now)
+		if c == nil {
+			return
+		}
+		if err := c.Leaf.VerifyHostname(strings.TrimSuffix(name, ".")); err != nil {
+			t.Errorf("%q got a certificate for %v: %v", name, c.Leaf.DNSNames, err)
+		}
+	})
+}

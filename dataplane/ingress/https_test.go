@@ -291,3 +291,22 @@ func TestRouterAnswersACMEChallenges(t *testing.T) {
 		}
 	}
 }
+
+// A challenge Secret's data is served to the Internet: only a plain
+// token and its key authorization ever are.
+func FuzzAddChallenge(f *testing.F) {
+	f.Add("hello.example.com", "tok", "tok.thumb")
+	f.Add("h", "a b", "a b.c")
+	f.Fuzz(func(t *testing.T, host, token, keyAuth string) {
+		challenges := map[string]map[string]string{}
+		addChallenge(challenges, &corev1.Secret{Data: map[string][]byte{
+			netv1alpha1.ChallengeHostKey: []byte(host), netv1alpha1.ChallengeTokenKey: []byte(token), netv1alpha1.ChallengeKeyAuthorizationKey: []byte(keyAuth)}})
+		for _, byToken := range challenges {
+			for tok, ka := range byToken {
+				if !isToken(tok) || !strings.HasPrefix(ka, tok+".") || !isToken(strings.TrimPrefix(ka, tok+".")) {
+					t.Errorf("served %q for token %q", ka, tok)
+				}
+			}
+		}
+	})
+}
