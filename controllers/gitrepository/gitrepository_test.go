@@ -203,10 +203,14 @@ func TestPullRequestCanary(t *testing.T) {
 	if rev.Spec.Containers[0].Env[0].Value != "feature" || rev.Labels[plan.PullRequestLabel] != "1" || rev.Annotations[plan.CommitAnnotation] != head {
 		t.Errorf("preview = %+v", rev.ObjectMeta)
 	}
-	svc, err := getService(context.Background(), ns, "hello")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The pass that stamps the preview applies the base Service too; the
+	// preview may be written first.
+	var svc *servingv1.Service
+	eventually(t, "Service hello applied", func(ctx context.Context) (bool, string) {
+		var err error
+		svc, err = getService(ctx, ns, "hello")
+		return err == nil, fmt.Sprint(err)
+	})
 	for _, tg := range svc.Spec.Traffic {
 		if tg.Tag == "pr-1" {
 			t.Errorf("traffic %v routes to the preview before it is ready", svc.Spec.Traffic)
