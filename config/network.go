@@ -173,14 +173,23 @@ func ParseNetwork(data map[string]string) (*Network, error) {
 	return n, nil
 }
 
+// TagName renders tag-template: the name of a tag's own Kubernetes
+// Service, and the first part of its host.
+func (n *Network) TagName(name, tag string) (string, error) {
+	var b bytes.Buffer
+	if err := n.tagTmpl.Execute(&b, map[string]string{"Tag": tag, "Name": name}); err != nil {
+		return "", fmt.Errorf("%s: tag-template: %w", NetworkConfigName, err)
+	}
+	return b.String(), nil
+}
+
 // Host renders a Route's host, or a tagged target's host when tag is set.
 func (n *Network) Host(name, namespace, domain, tag string) (string, error) {
 	if tag != "" {
-		var b bytes.Buffer
-		if err := n.tagTmpl.Execute(&b, map[string]string{"Tag": tag, "Name": name}); err != nil {
-			return "", fmt.Errorf("%s: tag-template: %w", NetworkConfigName, err)
+		var err error
+		if name, err = n.TagName(name, tag); err != nil {
+			return "", err
 		}
-		name = b.String()
 	}
 	var b bytes.Buffer
 	data := map[string]any{"Name": name, "Namespace": namespace, "Domain": domain, "Annotations": map[string]string{}, "Labels": map[string]string{}}

@@ -62,6 +62,10 @@ type ControlPlaneOptions struct {
 	// reaches it, where ACME challenge responses are checked before the
 	// CA validates them; "" skips the check.
 	IngressURL string
+	// InternalIngress is the DNS name of the ingress's internal listener,
+	// which every Route's placeholder Services point at; "" makes none
+	// (knit dev, which has no cluster DNS).
+	InternalIngress string
 	// QueueImage is the queue-proxy sidecar: "knit://queue" locally, an
 	// image whose entrypoint is knit-queue on a cluster.
 	QueueImage string
@@ -147,7 +151,8 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 				Source: ActivatorService.Service, Name: KnativeActivatorService})
 		}},
 		{"route", func() error {
-			return route.SetupWithManager(mgr, opts.Store, route.Options{URLPort: opts.URLPort, URLPortTLS: opts.URLPortTLS, IngressURL: opts.IngressURL})
+			return route.SetupWithManager(mgr, opts.Store, route.Options{URLPort: opts.URLPort, URLPortTLS: opts.URLPortTLS, IngressURL: opts.IngressURL,
+				InternalIngress: opts.InternalIngress})
 		}},
 		{"revision-gc", func() error { return gc.SetupWithManager(mgr, opts.Store) }},
 		{"gitrepository", func() error {

@@ -46,6 +46,8 @@ func runController(ctx context.Context, args []string, _, stderr io.Writer) erro
 	cacheDir := fs.String("cache-dir", filepath.Join(os.TempDir(), "knit"), "`directory` for fetched Git repositories")
 	ingressURL := fs.String("ingress-url", "http://knit-ingress."+config.SystemNamespace+".svc",
 		"plain-HTTP `URL` of knit's ingress as the controller reaches it, where ACME challenge responses (external-domain-tls) are checked before the CA validates them; empty skips the check")
+	internalIngress := fs.String("internal-ingress", "knit-ingress-internal."+config.SystemNamespace+".svc.cluster.local",
+		"DNS `name` of the ingress's internal listener, which every Route's placeholder Service (<route>.<namespace>.svc) points at; empty makes none")
 	webhookPort := fs.Int("webhook-port", 9443, "HTTPS `port` of the admission webhooks")
 	webhookService := fs.String("webhook-service", "knit-webhook", "`name` of the Service in "+config.SystemNamespace+" the API server calls the webhooks through")
 	webhookSecret := fs.String("webhook-secret", "knit-webhook-certs", "`name` of the Secret in "+config.SystemNamespace+" holding the webhook certificate")
@@ -119,7 +121,7 @@ func runController(ctx context.Context, args []string, _, stderr io.Writer) erro
 	cp, err := platform.SetupControlPlane(mgr, platform.ControlPlaneOptions{
 		Store: store, QueueImage: *queueImage, GitCache: &gitsource.Cache{Dir: filepath.Join(*cacheDir, "git"), MaxFetchBytes: maxFetch,
 			LimitHint: "ask the cluster's operator to raise the Helm value controller.gitMaxFetchSize (knit controller --git-max-fetch-size)"},
-		Webhooks: true, Logger: slog.Default(), Builds: buildConfig, GitServer: gitServer, IngressURL: *ingressURL,
+		Webhooks: true, Logger: slog.Default(), Builds: buildConfig, GitServer: gitServer, IngressURL: *ingressURL, InternalIngress: *internalIngress,
 		GitOpsIdentity: gitrepository.Identity{DefaultServiceAccount: *gitopsSA, AllowedKinds: gitopsKinds.kinds},
 	})
 	if err != nil {

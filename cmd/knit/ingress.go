@@ -27,6 +27,7 @@ func runIngress(ctx context.Context, args []string, _, stderr io.Writer) error {
 	f.register(fs, false, true)
 	listen := fs.String("listen", ":8080", "`address` requests arrive on (HTTP/1.1 and h2c)")
 	listenTLS := fs.String("listen-tls", "", "`address` HTTPS requests arrive on (HTTP/1.1 and h2 by ALPN), with the certificates of knit-system's Secrets labelled "+ingress.CertificateLabel+"; empty serves no HTTPS")
+	listenInternal := fs.String("listen-internal", "", "`address` the cluster's own callers reach through Routes' placeholder Services: every Route's in-cluster names and cluster-local Routes besides the public hosts (plain HTTP and h2c); never expose it outside the cluster. Empty serves none")
 	httpsPort := fs.Int("https-port", 443, "the `port` clients reach HTTPS on, where http-protocol Redirected sends them")
 	keyFile := internalKeyFlag(fs)
 	if err := f.parse(fs, args); err != nil {
@@ -58,6 +59,13 @@ func runIngress(ctx context.Context, args []string, _, stderr io.Writer) error {
 			return err
 		}
 		servers["serving-https"] = tlsSrv
+	}
+	if *listenInternal != "" {
+		internal, err := platform.Listen("ingress-internal", *listenInternal, router.Internal())
+		if err != nil {
+			return err
+		}
+		servers["serving-internal"] = internal
 	}
 	checks := map[string]healthz.Checker{"routes-synced": cacheSynced(mgr)}
 	for check, s := range servers {

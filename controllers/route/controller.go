@@ -3,6 +3,7 @@ package route
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,6 +26,9 @@ type Reconciler struct {
 	// urlPort is the ingress port shown in URLs (0 or 80: none);
 	// urlPortTLS likewise for https:// URLs (0 or 443: none).
 	urlPort, urlPortTLS int
+	// internalIngress is the host placeholder Services point at (the
+	// ingress's internal listener); "" makes none.
+	internalIngress string
 	// certs obtains certificates for external-domain-tls; nil obtains
 	// none (tls.go).
 	certs *certificates.Provisioner
@@ -39,7 +43,7 @@ type Reconciler struct {
 // A config change (domain, templates) wakes every Route.
 func SetupWithManager(mgr ctrl.Manager, cfg *config.Store, opts Options) error {
 	r := &Reconciler{client: mgr.GetClient(), config: cfg, urlPort: opts.URLPort, urlPortTLS: opts.URLPortTLS,
-		events: mgr.GetEventRecorder("knit-route")}
+		internalIngress: opts.InternalIngress, events: mgr.GetEventRecorder("knit-route")}
 	r.certs = certificates.New(mgr.GetClient(), mgr.GetAPIReader(), certificates.Options{
 		Ingress: opts.IngressURL, Log: mgr.GetLogger().WithName("certificates")})
 	return r.setup(mgr, conflict.Requeue(r))
@@ -54,6 +58,10 @@ type Options struct {
 	// reaches it, where a challenge response is checked before an ACME
 	// CA validates it; "" skips the check.
 	IngressURL string
+	// InternalIngress is the DNS name of the ingress's internal listener
+	// (knit-ingress-internal.knit-system.svc.cluster.local on a cluster),
+	// which every Route's placeholder Services point at; "" makes none.
+	InternalIngress string
 }
 
 // setup wires r's indexes and watches to rec, which is r itself wrapped
@@ -64,6 +72,7 @@ func (r *Reconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&servingv1.Route{}).
+		Owns(&corev1.Service{}).
 		Watches(&servingv1.Configuration{}, handler.EnqueueRequestsFromMapFunc(r.routesForConfiguration), builder.WithPredicates(configurationChanged)).
 		Watches(&servingv1.Revision{}, handler.EnqueueRequestsFromMapFunc(r.routesForRevision), builder.WithPredicates(revisionChanged)).
 		WatchesRawSource(source.Channel(r.config.Changes(), handler.EnqueueRequestsFromMapFunc(r.allRoutes)))

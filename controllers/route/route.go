@@ -67,6 +67,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		rt.Status.URL, rt.Status.Address, rt.Status.Traffic = url, &duckv1.Addressable{URL: address}, withURLs
 		rt.Status.MarkTrafficAssigned()
 		rt.Status.MarkIngressReady()
+		if err := r.placeholders(ctx, rt, r.config.Load().Network); err != nil {
+			return ctrl.Result{}, err
+		}
 		if recheck, err = r.certificate(ctx, rt, before, r.config.Load()); err != nil {
 			return ctrl.Result{}, err
 		}

@@ -64,7 +64,7 @@ func startRoutes(t *testing.T) (client.Client, *counter) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Reconciler{client: mgr.GetClient(), config: store, urlPort: 8080}
+	r := &Reconciler{client: mgr.GetClient(), config: store, urlPort: 8080, internalIngress: testInternalIngress}
 	counts := &counter{next: conflict.Requeue(r), n: map[types.NamespacedName]int{}}
 	if err := r.setup(mgr, counts); err != nil {
 		t.Fatal(err)

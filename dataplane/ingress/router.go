@@ -67,27 +67,59 @@ type targetKey struct{}
 // picked Revision's next endpoint. Before the first table it waits for it
 // (503 if the client gives up first).
 func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	select {
-	case <-r.loaded:
-	default:
-		select {
-		case <-r.loaded:
-		case <-req.Context().Done():
-			http.Error(w, "knit: the ingress has not read its routes yet", http.StatusServiceUnavailable)
-			return
-		}
+	if !r.await(w, req) {
+		return
 	}
 	t := r.table.Load()
 	if req.TLS == nil && t.challenges != nil && isACMEChallenge(req.URL.Path) && t.answerChallenge(w, req) {
 		return
 	}
 	e := t.route(req)
-	if e == nil {
-		http.Error(w, fmt.Sprintf("knit: no route for host %q", req.Host), http.StatusNotFound)
+	if e != nil && e.redirect && req.TLS == nil && !isACMEChallenge(req.URL.Path) {
+		r.redirectToHTTPS(w, req)
 		return
 	}
-	if e.redirect && req.TLS == nil && !isACMEChallenge(req.URL.Path) {
-		r.redirectToHTTPS(w, req)
+	r.forward(w, req, e)
+}
+
+// Internal is the router as the cluster's own callers reach it (the
+// internal listener, behind Routes' placeholder Services): every Route's
+// in-cluster names and cluster-local Routes besides the public hosts,
+// over plain HTTP without redirects. It must never face the Internet:
+// cluster-local means exactly that.
+func (r *Router) Internal() http.Handler { return internalRouter{r} }
+
+type internalRouter struct{ r *Router }
+
+func (i internalRouter) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if !i.r.await(w, req) {
+		return
+	}
+	i.r.forward(w, req, i.r.table.Load().routeInternal(req))
+}
+
+// await holds a request until the first table, and says whether it may
+// go on (503 if the client gave up first).
+func (r *Router) await(w http.ResponseWriter, req *http.Request) bool {
+	select {
+	case <-r.loaded:
+		return true
+	default:
+		select {
+		case <-r.loaded:
+		case <-req.Context().Done():
+			http.Error(w, "knit: the ingress has not read its routes yet", http.StatusServiceUnavailable)
+			return false
+		}
+	}
+	return true
+}
+
+// forward proxies req to the next endpoint of e's pick: unknown host →
+// 404, no Revision with traffic → 503.
+func (r *Router) forward(w http.ResponseWriter, req *http.Request, e *entry) {
+	if e == nil {
+		http.Error(w, fmt.Sprintf("knit: no route for host %q", req.Host), http.StatusNotFound)
 		return
 	}
 	tg := e.pick()

@@ -19,7 +19,12 @@ import (
 
 // Table is one immutable snapshot of what the router serves.
 type Table struct {
-	hosts     map[string]*entry
+	hosts map[string]*entry
+	// private are the in-cluster names of every Route and tag
+	// (<route>.<namespace>.svc.cluster.local, .svc, and
+	// <route>.<namespace>) and the hosts of cluster-local Routes: served
+	// only on the internal listener (Router.Internal).
+	private   map[string]*entry
 	revisions map[string]*backend // namespace/name → endpoints, for retries
 	// certs are the certificates HTTPS handshakes pick from (certs.go).
 	certs certIndex
@@ -106,10 +111,14 @@ var defaultRoute = []string{"true"}
 
 // Build computes the table from Routes (their resolved status.traffic and
 // URLs) and the public EndpointSlices, which the SKS points at replicas or
-// activators. Routes that are cluster-local stay off the table, and so do
-// slices endpointslices.Check refuses (not written by the SKS or
-// Kubernetes, or naming hosts rather than IP addresses): the ingress
-// proxies only to addresses knit itself published.
+// activators. Slices endpointslices.Check refuses (not written by the SKS
+// or Kubernetes, or naming hosts rather than IP addresses) stay off the
+// table: the ingress proxies only to addresses knit itself published.
+//
+// A public Route's hosts are served on every listener; a cluster-local
+// Route's, and every Route's in-cluster names (privateHosts), on the
+// internal listener only, as Knative's placeholder Services give every
+// Route an address inside the cluster.
 //
 // Each tagged target gets one entry, routed to whole, which its own host
 // and (with TagHeaderRouting) the main host's tag map share: Knative's
@@ -117,11 +126,15 @@ var defaultRoute = []string{"true"}
 // the tag's target at 100% whatever its percent in the split.
 func (o Options) Build(routes []servingv1.Route, slices []discoveryv1.EndpointSlice) *Table {
 	eps := endpointsByService(slices)
-	t := &Table{hosts: map[string]*entry{}, revisions: map[string]*backend{}}
+	t := &Table{hosts: map[string]*entry{}, private: map[string]*entry{}, revisions: map[string]*backend{}}
 	for i := range routes {
 		rt := &routes[i]
-		if rt.Labels[servingv1.VisibilityLabelKey] == "cluster-local" || len(rt.Status.Traffic) == 0 {
+		if len(rt.Status.Traffic) == 0 {
 			continue
+		}
+		public := t.hosts
+		if rt.Labels[servingv1.VisibilityLabelKey] == "cluster-local" {
+			public = t.private
 		}
 		main := &entry{route: rt.Namespace + "/" + rt.Name, namespace: rt.Namespace, redirect: o.redirects(rt)}
 		var percents []int64
@@ -131,28 +144,62 @@ func (o Options) Build(routes []servingv1.Route, slices []discoveryv1.EndpointSl
 				main.targets = append(main.targets, o.splitTarget(b))
 				percents = append(percents, *tt.Percent)
 			}
-			host := hostOf(tt.URL)
-			tagged := o.TagHeaderRouting && tt.Tag != ""
-			if host == "" && !tagged {
+			if tt.Tag == "" {
 				continue
 			}
 			e := &entry{route: main.route, namespace: main.namespace, redirect: main.redirect, targets: []*target{o.tagTarget(b, tt.Tag)}, schedule: []uint16{0}}
-			if host != "" {
-				t.hosts[host] = e
+			if host := hostOf(tt.URL); host != "" {
+				public[host] = e
 			}
-			if tagged {
+			for _, host := range o.privateHosts(o.tagName(rt.Name, tt.Tag), rt.Namespace) {
+				t.private[host] = e
+			}
+			if o.TagHeaderRouting {
 				if main.tags == nil {
 					main.tags = map[string]*entry{}
 				}
 				main.tags[tt.Tag] = e
 			}
 		}
-		if host := hostOf(rt.Status.URL); host != "" && len(main.targets) > 0 {
-			main.schedule = buildSchedule(percents)
-			t.hosts[host] = main
+		if len(main.targets) == 0 {
+			continue
+		}
+		main.schedule = buildSchedule(percents)
+		if host := hostOf(rt.Status.URL); host != "" {
+			public[host] = main
+		}
+		for _, host := range o.privateHosts(rt.Name, rt.Namespace) {
+			t.private[host] = main
 		}
 	}
 	return t
+}
+
+// privateHosts are the names a Kubernetes Service called name in
+// namespace answers to inside the cluster.
+func (o Options) privateHosts(name, namespace string) []string {
+	if name == "" {
+		return nil
+	}
+	return []string{name + "." + namespace + "." + ClusterDomain, name + "." + namespace + ".svc", name + "." + namespace}
+}
+
+// ClusterDomain is the in-cluster DNS suffix of Services, Kubernetes'
+// default.
+const ClusterDomain = "svc.cluster.local"
+
+// tagName is the name of a tag's own Kubernetes Service, by
+// config-network's tag-template ("" when it cannot be made).
+func (o Options) tagName(route, tag string) string {
+	n := o.Network
+	if n == nil {
+		return tag + "-" + route
+	}
+	name, err := n.TagName(route, tag)
+	if err != nil {
+		return ""
+	}
+	return name
 }
 
 // redirects says whether rt's hosts send plain HTTP to HTTPS. An
@@ -273,14 +320,26 @@ func hostOf(u string) string {
 // port (a colon after any IPv6 bracket) is split: SplitHostPort refuses
 // one without, which leaves it as is, but allocates its error, and most
 // clients omit the default port.
-func (t *Table) lookup(hostport string) *entry {
+func (t *Table) lookup(hostport string) *entry { return t.lookupIn(t.hosts, hostport) }
+
+// lookupIn is lookup in one of the table's host maps.
+func (t *Table) lookupIn(hosts map[string]*entry, hostport string) *entry {
 	host := hostport
 	if strings.LastIndexByte(hostport, ':') > strings.LastIndexByte(hostport, ']') {
 		if h, _, err := net.SplitHostPort(hostport); err == nil {
 			host = h
 		}
 	}
-	return t.hosts[strings.ToLower(host)]
+	return hosts[strings.ToLower(host)]
+}
+
+// routeInternal is route on the internal listener, where a Route's
+// in-cluster names and cluster-local Routes are served too.
+func (t *Table) routeInternal(req *http.Request) *entry {
+	if e := t.lookupIn(t.private, req.Host); e != nil {
+		return t.tagged(e, req)
+	}
+	return t.route(req)
 }
 
 // route finds the entry a request takes: its host's, or, on a Route's
@@ -289,7 +348,11 @@ func (t *Table) lookup(hostport string) *entry {
 // the split, as in Knative: its ingress matches one exact value per tag
 // and sends the rest down the default path.
 func (t *Table) route(req *http.Request) *entry {
-	e := t.lookup(req.Host)
+	return t.tagged(t.lookup(req.Host), req)
+}
+
+// tagged is the entry of the tag TagHeader names on e, else e.
+func (t *Table) tagged(e *entry, req *http.Request) *entry {
 	if e == nil || e.tags == nil {
 		return e
 	}

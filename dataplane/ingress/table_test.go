@@ -234,3 +234,55 @@ func TestLookupHostForms(t *testing.T) {
 		}
 	}
 }
+
+// Every Route and tag answers at its in-cluster names on the internal
+// listener alone (Knative's placeholder Services: <route>.<ns>.svc.cluster.local,
+// .svc and <route>.<ns>; a tag's Service named by tag-template); a
+// cluster-local Route answers only there; public hosts answer on both.
+func TestBuildPrivateHosts(t *testing.T) {
+	routes := []servingv1.Route{
+		route("hello", nil, "http://hello.default.example.com",
+			servingv1.TrafficTarget{RevisionName: "hello-1", Percent: ptr.To[int64](0), Tag: "old", URL: "http://old-hello.default.example.com"},
+			servingv1.TrafficTarget{RevisionName: "hello-2", Percent: ptr.To[int64](100)}),
+		route("private", map[string]string{servingv1.VisibilityLabelKey: "cluster-local"}, "http://private.default.svc.cluster.local",
+			servingv1.TrafficTarget{RevisionName: "private-1", Percent: ptr.To[int64](100)}),
+	}
+	custom, err := config.ParseNetwork(map[string]string{"tag-template": "{{.Name}}-at-{{.Tag}}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		opts     Options
+		host     string
+		external string // the revision the public listener routes to, "" for none
+		internal string
+	}{
+		{Options{}, "hello.default.example.com", "default/hello-2", "default/hello-2"},
+		{Options{}, "old-hello.default.example.com", "default/hello-1", "default/hello-1"},
+		{Options{}, "hello.default.svc.cluster.local", "", "default/hello-2"},
+		{Options{}, "hello.default.svc", "", "default/hello-2"},
+		{Options{}, "HELLO.default:80", "", "default/hello-2"},
+		{Options{}, "old-hello.default.svc.cluster.local", "", "default/hello-1"},
+		{Options{}, "private.default.svc.cluster.local", "", "default/private-1"},
+		{Options{}, "private.default", "", "default/private-1"},
+		{Options{}, "private.default.example.com", "", ""},
+		{Options{Network: custom}, "hello-at-old.default.svc", "", "default/hello-1"},
+		{Options{Network: custom}, "old-hello.default.svc", "", ""},
+	} {
+		tbl := tc.opts.Build(routes, nil)
+		req := httptest.NewRequest(http.MethodGet, "http://"+tc.host+"/", nil)
+		for _, side := range []struct {
+			name string
+			e    *entry
+			want string
+		}{{"public", tbl.route(req), tc.external}, {"internal", tbl.routeInternal(req), tc.internal}} {
+			got := ""
+			if side.e != nil {
+				got = side.e.pick().revision
+			}
+			if got != side.want {
+				t.Errorf("%s on the %s listener: %q, want %q", tc.host, side.name, got, side.want)
+			}
+		}
+	}
+}

@@ -171,11 +171,14 @@ func TestRuntimeClass(t *testing.T) {
 	if pids := replicaPIDs(key); len(pids) != 0 {
 		t.Errorf("a pod without a sandbox runs processes %v", pids)
 	}
-	pod := onlyPodOf(t, ns, got)
-	if pod.Status.Phase != corev1.PodPending || len(pod.Status.ContainerStatuses) != 1 || pod.Status.ContainerStatuses[0].State.Waiting == nil ||
-		pod.Status.ContainerStatuses[0].State.Waiting.Reason != ReasonFailedCreatePodSandBox {
-		t.Errorf("pod %s, containers %+v: want Pending, waiting %s", pod.Status.Phase, pod.Status.ContainerStatuses, ReasonFailedCreatePodSandBox)
-	}
+	// The pod's status is written apart from the Deployment's condition,
+	// and may come a moment later.
+	eventually(t, 30*time.Second, "the pod waiting "+ReasonFailedCreatePodSandBox, func() (bool, string) {
+		pod := onlyPodOf(t, ns, got)
+		return pod.Status.Phase == corev1.PodPending && len(pod.Status.ContainerStatuses) == 1 && pod.Status.ContainerStatuses[0].State.Waiting != nil &&
+				pod.Status.ContainerStatuses[0].State.Waiting.Reason == ReasonFailedCreatePodSandBox,
+			fmt.Sprintf("pod %s, containers %+v", pod.Status.Phase, pod.Status.ContainerStatuses)
+	})
 
 	setRuntimeClass(t, d, runc)
 	waitForDeployment(t, key, time.Minute, "available with handler runc", func(d *appsv1.Deployment) bool {

@@ -32,6 +32,13 @@ func (rs *RouteStatus) MarkIngressReady() {
 	RouteConditions.Manage(&rs.Status).MarkTrue(RouteConditionIngressReady)
 }
 
+// MarkIngressNotConfigured: the route's in-cluster address cannot be
+// made (its placeholder Service's name is taken, or the write refused);
+// reason and message are the write's.
+func (rs *RouteStatus) MarkIngressNotConfigured(reason, message string) {
+	RouteConditions.Manage(&rs.Status).MarkFalse(RouteConditionIngressReady, reason, message)
+}
+
 // MarkDomainTemplateError: config-network's templates give no valid host;
 // message is the template's error.
 func (rs *RouteStatus) MarkDomainTemplateError(message string) {

@@ -89,7 +89,11 @@ var needs = map[string][]request{
 			{verb: "update", group: "networking.internal.knative.dev", resource: "serverlessservices", subresource: "status", ns: userNS, why: "sks.go:69"},
 			{verb: "update", group: "networking.internal.knative.dev", resource: "serverlessservices", subresource: "finalizers", ns: userNS, why: "owner of Services and EndpointSlices"},
 		},
-		each([]string{"get", "list", "watch", "create", "update"}, request{resource: "services", ns: userNS, why: "sks.go:76 owned.Ensure"}),
+		each([]string{"get", "list", "watch", "create", "update"}, request{resource: "services", ns: userNS, why: "sks.go:76 owned.Ensure; route/placeholders.go"}),
+		[]request{
+			{verb: "delete", resource: "services", ns: userNS, why: "route/placeholders.go: a removed tag's Service"},
+			{verb: "update", group: "serving.knative.dev", resource: "routes", subresource: "finalizers", ns: userNS, why: "owner of its placeholder Services"},
+		},
 		each([]string{"get", "list", "watch", "create", "update", "delete"}, request{group: "discovery.k8s.io", resource: "endpointslices", ns: userNS, why: "sks.go:88,112,124,135"}),
 		each(read, request{group: "discovery.k8s.io", resource: "endpointslices", ns: "knit-system", why: "sks.go:88 the activators' slices"}),
 		each([]string{"get", "create", "update"}, request{resource: "endpoints", ns: userNS, why: "endpoints/endpoints.go:47,53,69 the public Services' Endpoints"}),

@@ -44,6 +44,11 @@ func TestValues(t *testing.T) {
 			if svc.Spec.Type != corev1.ServiceTypeNodePort || !cmp.Equal(svc.Spec.Ports, want) {
 				t.Errorf("knit-ingress Service: type %s, ports %+v; want NodePort, %+v", svc.Spec.Type, svc.Spec.Ports, want)
 			}
+			internal := service(t, m, "knit-ingress-internal")
+			wantInternal := []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intOrName("internal"), Protocol: corev1.ProtocolTCP}}
+			if internal.Spec.Type != corev1.ServiceTypeClusterIP || !cmp.Equal(internal.Spec.Ports, wantInternal) {
+				t.Errorf("knit-ingress-internal Service: type %s, ports %+v; want ClusterIP, %+v", internal.Spec.Type, internal.Spec.Ports, wantInternal)
+			}
 			for _, name := range []string{"knit-controller", "knit-autoscaler", "knit-activator", "knit-ingress"} {
 				if got := *deployment(t, m, name).Spec.Replicas; got != 2 {
 					t.Errorf("%s replicas = %d, want 2", name, got)
@@ -59,7 +64,7 @@ func TestValues(t *testing.T) {
 				"knit-autoscaler": {"autoscaler", "run", "--leader-elect", "--listen=:8080", "--internal-key-file=/etc/knit/internal-key/keys", "-v=0"},
 				"knit-activator": {"activator", "--listen=:8012", "--autoscaler-url=http://knit-autoscaler.knit-system.svc:8080",
 					"--drain-quiet-period=15s", "--internal-key-file=/etc/knit/internal-key/keys", "-v=0"},
-				"knit-ingress": {"ingress", "--listen=:8080", "--listen-tls=:8443", "--drain-quiet-period=15s", "--internal-key-file=/etc/knit/internal-key/keys", "-v=0"},
+				"knit-ingress": {"ingress", "--listen=:8080", "--listen-tls=:8443", "--listen-internal=:8082", "--drain-quiet-period=15s", "--internal-key-file=/etc/knit/internal-key/keys", "-v=0"},
 				"knit-gitserver": {"gitserver", "--listen=:8090", "--root=/var/lib/knit/git",
 					"--public-url=http://knit-gitserver.knit-system.svc:8090", "--namespace=default", "--plain-http", "--max-push-size=100MiB",
 					"--hosts=knit-gitserver,knit-gitserver.knit-system,knit-gitserver.knit-system.svc,knit-gitserver.knit-system.svc.cluster.local", "-v=0"},
