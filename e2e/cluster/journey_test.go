@@ -51,6 +51,7 @@ func TestClusterJourney(t *testing.T) {
 		{"a template change makes a new revision", j.templateChange},
 		{"kubectl shows Knative's columns", j.columns},
 		{"50/50 split and a tag URL", j.split},
+		{"private services answer inside the cluster only", j.private},
 		{"scale to zero and back through the activator", j.scaleToZero},
 		{"steady load across a rollout and pod deletions", j.steadyLoad},
 		{"a new controller leader rolls out", j.leaderFailover},
