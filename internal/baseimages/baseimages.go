@@ -10,29 +10,27 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/knitops/knit/internal/moduleroot"
 )
 
 // EnvDir overrides where the layouts are looked for.
 const EnvDir = "KNIT_BASE_IMAGES"
 
-// Module is the module whose root holds bin/bases.
-const Module = "github.com/knitops/knit"
-
 // Dir is the OCI image layout of base name: $KNIT_BASE_IMAGES/<name>,
 // else bin/bases/<name> of knit's module root, the first directory above
-// the working one whose go.mod is Module's (a test runs in its package's
+// the working one whose go.mod is knit's (a test runs in its package's
 // directory; hack/images has a go.mod of its own).
 func Dir(base string) (string, error) {
 	root := os.Getenv(EnvDir)
 	if root == "" {
-		mod, err := moduleRoot()
+		mod, err := moduleroot.Dir()
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("%w: run make base-images in knit's clone and work there, or set %s to the bases it built", err, EnvDir)
 		}
 		root = filepath.Join(mod, "bin", "bases")
 	}
@@ -41,35 +39,6 @@ func Dir(base string) (string, error) {
 		return "", fmt.Errorf("base image %s is not built in %s: run make base-images (on Debian)", base, root)
 	}
 	return dir, nil
-}
-
-// moduleRoot is the nearest directory above the working one (or it) with
-// Module's go.mod.
-func moduleRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for dir := wd; ; {
-		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && modulePath(data) == Module {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod of %s above %s: run make base-images in knit's clone and work there, or set %s to the bases it built", Module, wd, EnvDir)
-		}
-		dir = parent
-	}
-}
-
-// modulePath is a go.mod's module path.
-func modulePath(gomod []byte) string {
-	for _, line := range strings.Split(string(gomod), "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
-			return strings.Trim(strings.TrimSpace(rest), `"`)
-		}
-	}
-	return ""
 }
 
 // Push pushes the one image of the OCI image layout at layoutDir to ref

@@ -21,6 +21,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/knitops/knit/internal/moduleroot"
 )
 
 // startRegistry serves go-containerregistry's registry on loopback until
@@ -141,26 +143,13 @@ func TestDir(t *testing.T) {
 
 	// Without the variable: knit's module root, above this package.
 	t.Setenv(EnvDir, "")
-	root, err := moduleRoot()
+	root, err := moduleroot.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}
 	wd, _ := os.Getwd()
 	if filepath.Join(root, "internal", "baseimages") != wd {
 		t.Errorf("moduleRoot = %s, from %s", root, wd)
-	}
-}
-
-func TestModulePath(t *testing.T) {
-	for gomod, want := range map[string]string{
-		"module github.com/knitops/knit\n\ngo 1.26\n":         "github.com/knitops/knit",
-		"// c\nmodule   \"github.com/knitops/knit/hack/x\"\n": "github.com/knitops/knit/hack/x",
-		"modules x\n": "",
-		"go 1.26\n":   "",
-	} {
-		if got := modulePath([]byte(gomod)); got != want {
-			t.Errorf("modulePath(%q) = %q, want %q", gomod, got, want)
-		}
 	}
 }
 

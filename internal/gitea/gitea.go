@@ -31,6 +31,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/knitops/knit/internal/moduleroot"
 )
 
 // Options are what a test may choose about its forge; the zero value is
@@ -80,7 +82,7 @@ func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
 	bin := opts.Binary
 	if bin == "" {
-		root, err := moduleRoot()
+		root, err := moduleroot.Dir()
 		if err != nil {
 			t.Fatalf("gitea: locating bin/gitea: %v", err)
 			return nil
@@ -389,29 +391,6 @@ func tailFile(path string, n int) (string, error) {
 		return "", nil
 	}
 	return strings.Join(lines, "\n") + "\n", nil
-}
-
-// moduleRoot is the directory of knit's go.mod, found upwards from the
-// working directory (a test's is its package directory).
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
-			for line := range strings.Lines(string(data)) {
-				if strings.TrimSpace(line) == "module github.com/knitops/knit" {
-					return dir, nil
-				}
-			}
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("not inside the github.com/knitops/knit module; set Options.Binary")
-		}
-		dir = parent
-	}
 }
 
 func freePort() (int, error) {

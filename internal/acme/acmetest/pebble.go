@@ -20,7 +20,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -34,6 +33,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/knitops/knit/internal/moduleroot"
 )
 
 // startTimeout bounds each process's start; both are up in well under a
@@ -176,7 +177,7 @@ func binary(t testing.TB, name string) string {
 	t.Helper()
 	dir := os.Getenv("KUBEBUILDER_ASSETS")
 	if dir == "" {
-		root, err := moduleRoot()
+		root, err := moduleroot.Dir()
 		if err != nil {
 			t.Fatalf("acmetest: locating bin/%s: %v", name, err)
 		}
@@ -187,29 +188,6 @@ func binary(t testing.TB, name string) string {
 		t.Fatalf("acmetest: no %s at %s (%v): run `make tools`", name, bin, err)
 	}
 	return bin
-}
-
-// moduleRoot is the directory of knit's go.mod, found upwards from the
-// working directory (a test's is its package directory).
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
-			for line := range strings.Lines(string(data)) {
-				if strings.TrimSpace(line) == "module github.com/knitops/knit" {
-					return dir, nil
-				}
-			}
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("not inside the github.com/knitops/knit module; set KUBEBUILDER_ASSETS")
-		}
-		dir = parent
-	}
 }
 
 // serverCert writes a throwaway self-signed certificate for 127.0.0.1
