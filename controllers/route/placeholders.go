@@ -72,3 +72,34 @@ func (r *Reconciler) deleteStalePlaceholders(ctx context.Context, rt *servingv1.
 	}
 	return nil
 }
+
+// privateTags are the tags of rt whose own placeholder Service a user
+// labelled networking.knative.dev/visibility: cluster-local, which makes
+// that tag private on its own, as in Knative: its URL is in-cluster and
+// the public ingress stops answering its host.
+func (r *Reconciler) privateTags(ctx context.Context, rt *servingv1.Route, n *config.Network) (map[string]bool, error) {
+	if r.internalIngress == "" {
+		return nil, nil
+	}
+	svcs := &corev1.ServiceList{}
+	if err := r.client.List(ctx, svcs, client.InNamespace(rt.Namespace),
+		client.MatchingLabels{servingv1.RouteLabelKey: rt.Name, servingv1.VisibilityLabelKey: "cluster-local"}); err != nil {
+		return nil, fmt.Errorf("list placeholder Services of Route %s/%s: %w", rt.Namespace, rt.Name, err)
+	}
+	private := map[string]bool{}
+	for _, t := range rt.Spec.Traffic {
+		if t.Tag == "" {
+			continue
+		}
+		name, err := n.TagName(rt.Name, t.Tag)
+		if err != nil {
+			continue // URLs reports the template's error
+		}
+		for i := range svcs.Items {
+			if svcs.Items[i].Name == name && metav1.IsControlledBy(&svcs.Items[i], rt) {
+				private[t.Tag] = true
+			}
+		}
+	}
+	return private, nil
+}

@@ -21,7 +21,8 @@ const testInternalIngress = "knit-ingress-internal.knit-system.svc.cluster.local
 // Every Route gets a placeholder Service of its name, and each tag one of
 // its own, pointing at the ingress's internal listener, so
 // <route>.<ns>.svc.cluster.local resolves inside the cluster; a tag
-// removed takes its Service with it; a name taken by a Service the Route
+// labelled cluster-local makes that tag private alone; a tag removed
+// takes its Service with it; a name taken by a Service the Route
 // does not own says so on the Route.
 func TestPlaceholderServices(t *testing.T) {
 	k8s, _ := startRoutes(t)
@@ -54,6 +55,29 @@ func TestPlaceholderServices(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "Service old-hello, the tag's placeholder", func(context.Context) (bool, string) { return placeholder("old-hello") })
+
+	// A tag made private on its own: its Service labelled cluster-local.
+	tagSvc := &corev1.Service{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "old-hello"}, tagSvc); err != nil {
+		t.Fatal(err)
+	}
+	tagSvc.Labels[servingv1.VisibilityLabelKey] = "cluster-local"
+	if err := k8s.Update(ctx, tagSvc); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the private tag's URL in-cluster, the Route's still public", func(ctx context.Context) (bool, string) {
+		rt := &servingv1.Route{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello"}, rt); err != nil {
+			return false, err.Error()
+		}
+		for _, tt := range rt.Status.Traffic {
+			if tt.Tag == "old" {
+				return tt.URL == "http://old-hello."+ns+".svc.cluster.local" && rt.Status.URL == "http://hello."+ns+".localhost:8080",
+					fmt.Sprintf("url %s, tag %s", rt.Status.URL, tt.URL)
+			}
+		}
+		return false, fmt.Sprintf("no tag in %+v", rt.Status.Traffic)
+	})
 
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello"}, rt); err != nil {
 		t.Fatal(err)

@@ -59,7 +59,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case terr != nil:
 		rt.Status.MarkTrafficNotAssigned(terr.Reason, terr.Message)
 	default:
-		url, address, withURLs, err := resources.URLs(rt, traffic, r.config.Load(), r.urlPort)
+		cfg := r.config.Load()
+		private, err := r.privateTags(ctx, rt, cfg.Network)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		url, address, withURLs, err := resources.URLs(rt, traffic, cfg, r.urlPort, private)
 		if err != nil {
 			rt.Status.MarkDomainTemplateError(err.Error())
 			break
@@ -67,10 +72,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		rt.Status.URL, rt.Status.Address, rt.Status.Traffic = url, &duckv1.Addressable{URL: address}, withURLs
 		rt.Status.MarkTrafficAssigned()
 		rt.Status.MarkIngressReady()
-		if err := r.placeholders(ctx, rt, r.config.Load().Network); err != nil {
+		if err := r.placeholders(ctx, rt, cfg.Network); err != nil {
 			return ctrl.Result{}, err
 		}
-		if recheck, err = r.certificate(ctx, rt, before, r.config.Load()); err != nil {
+		if recheck, err = r.certificate(ctx, rt, before, cfg, private); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

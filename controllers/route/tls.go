@@ -42,7 +42,7 @@ func tlsOff(rt *servingv1.Route, n *config.Network) string {
 // says when to look again: the renewal, or the next attempt after a
 // failure. The URLs stay http:// until then, so every URL in status
 // answers as printed.
-func (r *Reconciler) certificate(ctx context.Context, rt *servingv1.Route, before *servingv1.RouteStatus, cfg *config.Config) (time.Duration, error) {
+func (r *Reconciler) certificate(ctx context.Context, rt *servingv1.Route, before *servingv1.RouteStatus, cfg *config.Config, private map[string]bool) (time.Duration, error) {
 	if why := tlsOff(rt, cfg.Network); why != "" || r.certs == nil {
 		if why == "" {
 			why = "this installation obtains no certificates"
@@ -62,7 +62,7 @@ func (r *Reconciler) certificate(ctx context.Context, rt *servingv1.Route, befor
 	switch out.State {
 	case certificates.Ready:
 		rt.Status.MarkCertificateReady(out.Secret)
-		if err := r.httpsURLs(rt, cfg); err != nil {
+		if err := r.httpsURLs(rt, cfg, private); err != nil {
 			return 0, err
 		}
 	case certificates.Pending:
@@ -81,11 +81,12 @@ func hadCertificate(status *servingv1.RouteStatus) bool {
 	return c != nil && c.Reason != servingv1.ReasonTLSNotEnabled
 }
 
-// routeHosts are the hosts of a Route's URL and its tags' URLs.
+// routeHosts are the public hosts of a Route's URL and its tags' URLs:
+// in-cluster ones (a private tag's) get no certificate.
 func routeHosts(status *servingv1.RouteStatus) []string {
 	var hosts []string
 	for _, u := range append([]string{status.URL}, tagURLs(status.Traffic)...) {
-		if h := hostOf(u); h != "" {
+		if h := hostOf(u); h != "" && !strings.HasSuffix(h, "."+resources.ClusterLocalDomain) {
 			hosts = append(hosts, h)
 		}
 	}
@@ -116,12 +117,12 @@ func hostOf(u string) string {
 }
 
 // httpsURLs recomputes rt's URLs as https:// on the HTTPS port.
-func (r *Reconciler) httpsURLs(rt *servingv1.Route, cfg *config.Config) error {
+func (r *Reconciler) httpsURLs(rt *servingv1.Route, cfg *config.Config, private map[string]bool) error {
 	network := *cfg.Network
 	network.DefaultExternalScheme = "https"
 	secure := *cfg
 	secure.Network = &network
-	url, address, traffic, err := resources.URLs(rt, rt.Status.Traffic, &secure, r.urlPortTLS)
+	url, address, traffic, err := resources.URLs(rt, rt.Status.Traffic, &secure, r.urlPortTLS, private)
 	if err != nil {
 		return err
 	}

@@ -46,6 +46,7 @@ func TestRouteHosts(t *testing.T) {
 			{RevisionName: "hello-1", Tag: "old", URL: "http://old-hello.default.example.com:8080"},
 			{RevisionName: "hello-2"},
 			{RevisionName: "hello-3", Tag: "v6", URL: "https://[::1]:8443/"},
+			{RevisionName: "hello-4", Tag: "private", URL: "http://private-hello.default.svc.cluster.local"},
 		},
 	}}
 	got := routeHosts(status)

@@ -148,7 +148,9 @@ func (o Options) Build(routes []servingv1.Route, slices []discoveryv1.EndpointSl
 				continue
 			}
 			e := &entry{route: main.route, namespace: main.namespace, redirect: main.redirect, targets: []*target{o.tagTarget(b, tt.Tag)}, schedule: []uint16{0}}
-			if host := hostOf(tt.URL); host != "" {
+			if host := hostOf(tt.URL); strings.HasSuffix(host, "."+ClusterDomain) {
+				t.private[host] = e // a tag made private on its own
+			} else if host != "" {
 				public[host] = e
 			}
 			for _, host := range o.privateHosts(o.tagName(rt.Name, tt.Tag), rt.Namespace) {

@@ -246,6 +246,9 @@ func TestBuildPrivateHosts(t *testing.T) {
 			servingv1.TrafficTarget{RevisionName: "hello-2", Percent: ptr.To[int64](100)}),
 		route("private", map[string]string{servingv1.VisibilityLabelKey: "cluster-local"}, "http://private.default.svc.cluster.local",
 			servingv1.TrafficTarget{RevisionName: "private-1", Percent: ptr.To[int64](100)}),
+		route("mixed", nil, "http://mixed.default.example.com",
+			servingv1.TrafficTarget{RevisionName: "mixed-2", Percent: ptr.To[int64](100)},
+			servingv1.TrafficTarget{RevisionName: "mixed-1", Percent: ptr.To[int64](0), Tag: "beta", URL: "http://beta-mixed.default.svc.cluster.local"}),
 	}
 	custom, err := config.ParseNetwork(map[string]string{"tag-template": "{{.Name}}-at-{{.Tag}}"})
 	if err != nil {
@@ -266,6 +269,8 @@ func TestBuildPrivateHosts(t *testing.T) {
 		{Options{}, "private.default.svc.cluster.local", "", "default/private-1"},
 		{Options{}, "private.default", "", "default/private-1"},
 		{Options{}, "private.default.example.com", "", ""},
+		{Options{}, "mixed.default.example.com", "default/mixed-2", "default/mixed-2"},
+		{Options{}, "beta-mixed.default.svc.cluster.local", "", "default/mixed-1"},
 		{Options{Network: custom}, "hello-at-old.default.svc", "", "default/hello-1"},
 		{Options{Network: custom}, "old-hello.default.svc", "", ""},
 	} {

@@ -14,14 +14,17 @@ const ClusterLocalDomain = "svc.cluster.local"
 // URLs fills the route's own URL, its in-cluster address and every tagged
 // target's URL. port, when not 0 or the scheme's own (80, 443), is shown
 // in URLs so a local ingress on :8080 gives URLs that curl reaches as
-// printed.
-func URLs(rt *servingv1.Route, traffic []servingv1.TrafficTarget, cfg *config.Config, port int) (url, address string, out []servingv1.TrafficTarget, err error) {
-	domain := cfg.Domain.LookupDomain(rt.Labels)
-	clusterLocal := rt.Labels[servingv1.VisibilityLabelKey] == "cluster-local"
-	if clusterLocal {
-		domain = ClusterLocalDomain
-	}
+// printed. A tag in privateTags (its own Service labelled cluster-local)
+// gets an in-cluster URL, as the whole Route does when it is
+// cluster-local.
+func URLs(rt *servingv1.Route, traffic []servingv1.TrafficTarget, cfg *config.Config, port int, privateTags map[string]bool) (url, address string, out []servingv1.TrafficTarget, err error) {
+	routeLocal := rt.Labels[servingv1.VisibilityLabelKey] == "cluster-local"
 	mk := func(tag string) (string, error) {
+		clusterLocal := routeLocal || privateTags[tag]
+		domain := cfg.Domain.LookupDomain(rt.Labels)
+		if clusterLocal {
+			domain = ClusterLocalDomain
+		}
 		host, err := cfg.Network.Host(rt.Name, rt.Namespace, domain, tag)
 		if err != nil {
 			return "", err

@@ -39,6 +39,7 @@ func TestURLs(t *testing.T) {
 		labels  map[string]string
 		network map[string]string
 		port    int
+		private map[string]bool
 		want    result
 	}{{
 		name: "knit dev's ingress port shows",
@@ -58,6 +59,11 @@ func TestURLs(t *testing.T) {
 		port:   8080,
 		want:   result{"http://hello.default.svc.cluster.local", address, withURLs("http://stable-hello.default.svc.cluster.local"), ""},
 	}, {
+		name:    "a private tag: in-cluster host for it alone",
+		port:    8080,
+		private: map[string]bool{"stable": true},
+		want:    result{"http://hello.default.localhost:8080", address, withURLs("http://stable-hello.default.svc.cluster.local"), ""},
+	}, {
 		name:    "a tag template that fails on a tag",
 		network: map[string]string{"tag-template": "{{.Tag}}-{{.Revision}}"},
 		want:    result{Err: "route hello tag stable URL: config-network: tag-template: template: tag:1:11: executing \"tag\" at <.Revision>: map has no entry for key \"Revision\""},
@@ -65,7 +71,7 @@ func TestURLs(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rt := &servingv1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello", Labels: tc.labels}}
-			url, addr, out, err := URLs(rt, traffic, parse(tc.network), tc.port)
+			url, addr, out, err := URLs(rt, traffic, parse(tc.network), tc.port, tc.private)
 			got := result{URL: url, Address: addr, Traffic: out}
 			if err != nil {
 				got.Err = err.Error()
