@@ -44,6 +44,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
+	if repo.DeletionTimestamp != nil {
+		return ctrl.Result{}, r.finalize(ctx, repo)
+	}
+	if err := r.ensureFinalizer(ctx, repo); err != nil {
+		return ctrl.Result{}, err
+	}
 	if repo.Spec.Suspend {
 		return ctrl.Result{}, nil
 	}

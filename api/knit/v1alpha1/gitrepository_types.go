@@ -38,6 +38,19 @@ const (
 	GitProviderGitea   GitProvider = "gitea"
 )
 
+// DeletionPolicy is a GitRepository's spec.deletionPolicy.
+type DeletionPolicy string
+
+// The deletion policies.
+const (
+	DeletionPolicyDelete DeletionPolicy = "Delete"
+	DeletionPolicyOrphan DeletionPolicy = "Orphan"
+)
+
+// GitRepositoryFinalizer holds a GitRepository's deletion until what it
+// deployed is deleted (DeletionPolicyDelete) or let go.
+const GitRepositoryFinalizer = "knit.dev/gitrepository"
+
 // GitRepositorySpec says where the repository is and what to deploy from it.
 type GitRepositorySpec struct {
 	// URL of the repository (https:// or http://; knit's egress policy
@@ -71,6 +84,13 @@ type GitRepositorySpec struct {
 	// Suspend stops syncing without deleting what was deployed.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+	// DeletionPolicy is what deleting this GitRepository does to what it
+	// deployed: Delete (the default, as Flux prunes a Kustomization's
+	// objects) deletes every object it applied and its preview Revisions;
+	// Orphan leaves them running, no longer managed.
+	// +kubebuilder:validation:Enum=Delete;Orphan
+	// +optional
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
 	// AllowedKinds are the kinds of objects a commit may deploy, each
 	// Kind.group ("Deployment.apps"; the core group's alone:
 	// "ConfigMap"). Empty: Knative Services, Configurations and Routes,

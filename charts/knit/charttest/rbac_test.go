@@ -125,6 +125,8 @@ var needs = map[string][]request{
 			{verb: "get", resource: "secrets", ns: "knit-system", name: "route.default.hello", why: "route/certificates: a Route's certificate"},
 			{verb: "update", resource: "secrets", ns: "knit-system", name: "route.default.hello", why: "route/certificates: a renewal"},
 			{verb: "delete", resource: "secrets", ns: "knit-system", name: "acme-http01-0123456789abcdef", why: "route/certificates: a challenge response withdrawn"},
+			{verb: "patch", group: "knit.dev", resource: "gitrepositories", ns: userNS, name: "hello", why: "gitrepository/deletion.go: its finalizer"},
+			{verb: "get", resource: "namespaces", name: userNS, why: "gitrepository/deletion.go: a namespace being deleted"},
 			{verb: "impersonate", resource: "serviceaccounts", ns: userNS, name: "deployer", why: "gitrepository/identity.go: a sync writes as spec.serviceAccountName"},
 			{verb: "get", group: "coordination.k8s.io", resource: "leases", ns: "knit-system", name: "knit-controller", why: "leader election"},
 			{verb: "update", group: "coordination.k8s.io", resource: "leases", ns: "knit-system", name: "knit-controller", why: "leader election"},
