@@ -82,6 +82,7 @@ func TestGitOpsJourney(t *testing.T) {
 		{"a broken push and an app that never gets ready leave the last good revision serving", j.badCommits},
 		{"a signed GitHub push webhook is taken, an unsigned or mis-signed one refused", j.webhook},
 		{"every ready revision is announced once with its commit", j.announcements},
+		{"deleting the GitRepository deletes what it deployed", j.deleteRepository},
 	}
 	for _, s := range steps {
 		j.t = t
@@ -421,6 +422,20 @@ func (j *gitopsJourney) announcements(t *testing.T) {
 }
 
 // push pushes branch to knit, failing the test if git does.
+// deleteRepository deletes the GitRepository with its default
+// deletionPolicy (Delete): its Service goes with it and its host stops
+// answering.
+func (j *gitopsJourney) deleteRepository(t *testing.T) {
+	if out, err := j.d.kubectl(t, "delete", "gitrepository", "hello", "--wait=true", "--timeout=2m"); err != nil {
+		t.Fatalf("kubectl delete gitrepository hello: %v\n%s", err, out)
+	}
+	waitFor(t, "Service hello deleted with its repository", time.Minute, func(ctx context.Context) (bool, string) {
+		err := j.c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "hello"}, &servingv1.Service{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	j.waitNotFound(helloHost)
+}
+
 func (j *gitopsJourney) push(branch string) {
 	j.t.Helper()
 	j.app.git("push", "--quiet", "knit", branch)
