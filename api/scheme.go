@@ -11,12 +11,14 @@ import (
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	networkingv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	servingv1beta1 "github.com/knitops/knit/api/serving/v1beta1"
 )
 
 var schemeBuilder = runtime.NewSchemeBuilder(
 	clientgoscheme.AddToScheme,
 	apiextensionsv1.AddToScheme,
 	servingv1.AddToScheme,
+	servingv1beta1.AddToScheme,
 	autoscalingv1alpha1.AddToScheme,
 	networkingv1alpha1.AddToScheme,
 	knitv1alpha1.AddToScheme,

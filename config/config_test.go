@@ -275,3 +275,29 @@ func TestParseNetworkExternalDomainTLS(t *testing.T) {
 		}
 	}
 }
+
+// autocreate-cluster-domain-claims is off unless set, as in Knative, and
+// a value that is not a boolean is refused rather than read as off.
+func TestParseNetworkAutocreateClaims(t *testing.T) {
+	for _, tc := range []struct {
+		data    map[string]string
+		want    bool
+		wantErr string
+	}{
+		{data: nil, want: false},
+		{data: map[string]string{"autocreate-cluster-domain-claims": "true"}, want: true},
+		{data: map[string]string{"autocreate-cluster-domain-claims": "false"}, want: false},
+		{data: map[string]string{"autocreate-cluster-domain-claims": "yes please"}, wantErr: "autocreate-cluster-domain-claims"},
+	} {
+		n, err := ParseNetwork(tc.data)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%v: error %v, want one naming %q", tc.data, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || n.AutocreateClusterDomainClaims != tc.want {
+			t.Errorf("%v: autocreate %v (%v), want %v", tc.data, n.AutocreateClusterDomainClaims, err, tc.want)
+		}
+	}
+}

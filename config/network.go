@@ -122,6 +122,12 @@ type Network struct {
 	// refuses them by default (loopback, link-local, the control plane's
 	// own), e.g. "127.0.0.1:9000, git.internal.example".
 	EgressAllow []egress.Rule
+	// AutocreateClusterDomainClaims (key autocreate-cluster-domain-claims,
+	// default false as in Knative) lets a DomainMapping claim a domain
+	// no namespace holds yet. Off, an operator hands domains out by
+	// creating ClusterDomainClaims; on, the first namespace to map a
+	// domain gets it, which suits a cluster of one team.
+	AutocreateClusterDomainClaims bool
 
 	domainTmpl *template.Template
 	tagTmpl    *template.Template
@@ -148,6 +154,7 @@ func ParseNetwork(data map[string]string) (*Network, error) {
 	}
 	n.ExternalDomainTLS = p.enabled("auto-tls", false)
 	n.ExternalDomainTLS = p.enabled("external-domain-tls", n.ExternalDomainTLS)
+	p.bool("autocreate-cluster-domain-claims", &n.AutocreateClusterDomainClaims)
 	p.string("acme-directory", &n.ACME.Directory)
 	p.string("acme-email", &n.ACME.Email)
 	n.ACME.CABundle = []byte(strings.TrimSpace(data["acme-ca-bundle"]))

@@ -16,6 +16,7 @@ import (
 	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/controllers/announce"
 	"github.com/knitops/knit/controllers/configuration"
+	"github.com/knitops/knit/controllers/domainmapping"
 	"github.com/knitops/knit/controllers/endpoints"
 	"github.com/knitops/knit/controllers/gc"
 	"github.com/knitops/knit/controllers/gitrepository"
@@ -153,6 +154,9 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 		{"route", func() error {
 			return route.SetupWithManager(mgr, opts.Store, route.Options{URLPort: opts.URLPort, URLPortTLS: opts.URLPortTLS, IngressURL: opts.IngressURL,
 				InternalIngress: opts.InternalIngress})
+		}},
+		{"domainmapping", func() error {
+			return domainmapping.SetupWithManager(mgr, opts.Store, domainmapping.Options{URLPort: opts.URLPort})
 		}},
 		{"revision-gc", func() error { return gc.SetupWithManager(mgr, opts.Store) }},
 		{"gitrepository", func() error {

@@ -18,15 +18,16 @@ const (
 )
 
 // admitted are the kinds admission covers, with their resource names.
-var admitted = []struct{ kind, resource string }{
-	{"Service", "services"},
-	{"Configuration", "configurations"},
-	{"Revision", "revisions"},
-	{"Route", "routes"},
+var admitted = []struct{ kind, resource, version string }{
+	{"Service", "services", "v1"},
+	{"Configuration", "configurations", "v1"},
+	{"Revision", "revisions", "v1"},
+	{"Route", "routes", "v1"},
+	{"DomainMapping", "domainmappings", "v1beta1"},
 }
 
 // Configurations builds the registrations that send CREATE and UPDATE of
-// each serving.knative.dev/v1 kind to the webhooks Setup serves.
+// each serving.knative.dev kind to the webhooks Setup serves.
 // clientConfig says how the API server reaches a webhook path (a URL for
 // knit dev, a Service in a cluster) and carries the caBundle. Requests fail
 // when the webhook cannot answer, so nothing is stored unchecked.
@@ -44,14 +45,14 @@ func Configurations(clientConfig func(path string) admissionregistrationv1.Webho
 			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 			Rule: admissionregistrationv1.Rule{
 				APIGroups:   []string{servingv1.GroupVersion.Group},
-				APIVersions: []string{servingv1.GroupVersion.Version},
+				APIVersions: []string{a.version},
 				Resources:   []string{a.resource},
 				Scope:       ptr.To(admissionregistrationv1.NamespacedScope),
 			},
 		}}
 		mutating.Webhooks = append(mutating.Webhooks, admissionregistrationv1.MutatingWebhook{
 			Name:                    a.resource + ".defaulting.knit.dev",
-			ClientConfig:            clientConfig(webhookPath("mutate", a.kind)),
+			ClientConfig:            clientConfig(webhookPath("mutate", a.version, a.kind)),
 			Rules:                   rules,
 			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
 			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
@@ -59,7 +60,7 @@ func Configurations(clientConfig func(path string) admissionregistrationv1.Webho
 		})
 		validating.Webhooks = append(validating.Webhooks, admissionregistrationv1.ValidatingWebhook{
 			Name:                    a.resource + ".validation.knit.dev",
-			ClientConfig:            clientConfig(webhookPath("validate", a.kind)),
+			ClientConfig:            clientConfig(webhookPath("validate", a.version, a.kind)),
 			Rules:                   rules,
 			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
 			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
@@ -71,7 +72,6 @@ func Configurations(clientConfig func(path string) admissionregistrationv1.Webho
 
 // webhookPath is the path controller-runtime's builder serves a kind's
 // webhook at, e.g. /mutate-serving-knative-dev-v1-service.
-func webhookPath(verb, kind string) string {
-	gv := servingv1.GroupVersion
-	return "/" + verb + "-" + strings.ReplaceAll(gv.Group, ".", "-") + "-" + gv.Version + "-" + strings.ToLower(kind)
+func webhookPath(verb, version, kind string) string {
+	return "/" + verb + "-" + strings.ReplaceAll(servingv1.GroupVersion.Group, ".", "-") + "-" + version + "-" + strings.ToLower(kind)
 }

@@ -56,6 +56,8 @@ func TestConfigurations(t *testing.T) {
 		"revisions.validation.knit.dev", "https://127.0.0.1:9443/validate-serving-knative-dev-v1-revision",
 		"routes.defaulting.knit.dev", "https://127.0.0.1:9443/mutate-serving-knative-dev-v1-route",
 		"routes.validation.knit.dev", "https://127.0.0.1:9443/validate-serving-knative-dev-v1-route",
+		"domainmappings.defaulting.knit.dev", "https://127.0.0.1:9443/mutate-serving-knative-dev-v1beta1-domainmapping",
+		"domainmappings.validation.knit.dev", "https://127.0.0.1:9443/validate-serving-knative-dev-v1beta1-domainmapping",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("webhook names and URLs (-want +got):\n%s", diff)

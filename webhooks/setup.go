@@ -7,10 +7,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	servingv1beta1 "github.com/knitops/knit/api/serving/v1beta1"
 )
 
 // Setup registers defaulting and validating webhooks for Service,
-// Configuration, Revision and Route on mgr's webhook server, at the paths
+// Configuration, Revision, Route and DomainMapping on mgr's webhook server, at the paths
 // Configurations points the API server to. mgr's scheme must hold the
 // serving.knative.dev/v1 types. cfg is asked for the knobs on every
 // request (FromStore in knit, so admission sees what the controllers see).
@@ -37,6 +38,10 @@ func Setup(mgr ctrl.Manager, cfg Source) error {
 		register(mgr, hooks[*servingv1.Route]{
 			kind: "Route", cfg: cfg, newObj: func() *servingv1.Route { return &servingv1.Route{} },
 			defaults: defaultRoute, validate: validateRoute,
+		}),
+		register(mgr, hooks[*servingv1beta1.DomainMapping]{
+			kind: "DomainMapping", cfg: cfg, newObj: func() *servingv1beta1.DomainMapping { return &servingv1beta1.DomainMapping{} },
+			defaults: defaultDomainMapping, validate: validateDomainMapping,
 		}),
 	)
 }

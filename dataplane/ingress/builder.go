@@ -20,12 +20,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	servingv1beta1 "github.com/knitops/knit/api/serving/v1beta1"
 	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/internal/endpointslices"
 )
 
 // tableBuilder rebuilds the router's table from the cache whenever a Route,
-// an EndpointSlice or config-features changes. Every event maps to the
+// a DomainMapping, an EndpointSlice or config-features changes. Every event maps to the
 // same key, so a burst of changes costs one rebuild, and the workqueue
 // never hands one key to two workers at once: the fields below are the
 // one running Reconcile's.
@@ -70,6 +71,7 @@ func SetupWithManager(mgr ctrl.Manager, router *Router) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("ingress-table").
 		Watches(&servingv1.Route{}, all).
+		Watches(&servingv1beta1.DomainMapping{}, all).
 		Watches(&discoveryv1.EndpointSlice{}, all).
 		Watches(&corev1.ConfigMap{}, all, builder.WithPredicates(features)).
 		WatchesRawSource(source.Kind(edge, &corev1.ConfigMap{}, handler.TypedEnqueueRequestsFromMapFunc(allOf[*corev1.ConfigMap]))).
@@ -107,6 +109,10 @@ func (b *tableBuilder) Reconcile(ctx context.Context, _ reconcile.Request) (reco
 	if err := b.client.List(ctx, routes, client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, fmt.Errorf("list Routes: %w", err)
 	}
+	dms := &servingv1beta1.DomainMappingList{}
+	if err := b.client.List(ctx, dms, client.UnsafeDisableDeepCopy); err != nil {
+		return reconcile.Result{}, fmt.Errorf("list DomainMappings: %w", err)
+	}
 	slices := &discoveryv1.EndpointSliceList{}
 	if err := b.client.List(ctx, slices, client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, fmt.Errorf("list EndpointSlices: %w", err)
@@ -117,6 +123,7 @@ func (b *tableBuilder) Reconcile(ctx context.Context, _ reconcile.Request) (reco
 	err := errors.Join(b.readFeatures(ctx), b.readNetwork(ctx), b.certs.read(ctx, b.edge))
 	// Trusted logs the slices Build leaves out, once each.
 	t := b.opts.Build(routes.Items, endpointslices.Trusted(ctx, slices.Items))
+	t.mapDomains(b.opts, dms.Items)
 	t.certs, t.challenges = b.certs.index, b.certs.challenges
 	b.router.Update(t)
 	return reconcile.Result{}, err

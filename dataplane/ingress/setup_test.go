@@ -49,7 +49,7 @@ func grantIngress(t *testing.T, ctx context.Context, admin client.Client) {
 	meta := metav1.ObjectMeta{Name: "knit-ingress", Namespace: config.SystemNamespace}
 	for _, o := range []client.Object{
 		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: meta.Name}, Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{"serving.knative.dev"}, Resources: []string{"routes"}, Verbs: read},
+			{APIGroups: []string{"serving.knative.dev"}, Resources: []string{"routes", "domainmappings"}, Verbs: read},
 			{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: read},
 		}},
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: meta.Name}, Subjects: subjects,

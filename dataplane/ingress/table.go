@@ -136,7 +136,7 @@ func (o Options) Build(routes []servingv1.Route, slices []discoveryv1.EndpointSl
 		if rt.Labels[servingv1.VisibilityLabelKey] == "cluster-local" {
 			public = t.private
 		}
-		main := &entry{route: rt.Namespace + "/" + rt.Name, namespace: rt.Namespace, redirect: o.redirects(rt)}
+		main := &entry{route: rt.Namespace + "/" + rt.Name, namespace: rt.Namespace, redirect: o.redirects(rt.Annotations)}
 		var percents []int64
 		for _, tt := range rt.Status.Traffic {
 			b := t.backend(rt.Namespace+"/"+tt.RevisionName, eps)
@@ -204,15 +204,16 @@ func (o Options) tagName(route, tag string) string {
 	return name
 }
 
-// redirects says whether rt's hosts send plain HTTP to HTTPS. An
-// annotation admission would have refused counts as Enabled: serving is
-// the safer way to be wrong.
-func (o Options) redirects(rt *servingv1.Route) bool {
+// redirects says whether the hosts of a Route or DomainMapping with
+// these annotations send plain HTTP to HTTPS. An annotation admission
+// would have refused counts as Enabled: serving is the safer way to be
+// wrong.
+func (o Options) redirects(annotations map[string]string) bool {
 	n := o.Network
 	if n == nil {
 		n = &config.Network{HTTPProtocol: config.HTTPEnabled}
 	}
-	p, err := n.RouteHTTPProtocol(rt.Annotations)
+	p, err := n.RouteHTTPProtocol(annotations)
 	return err == nil && p == config.HTTPRedirected
 }
 

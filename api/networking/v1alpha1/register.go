@@ -19,5 +19,5 @@ var (
 )
 
 func init() {
-	SchemeBuilder.Register(&ServerlessService{}, &ServerlessServiceList{})
+	SchemeBuilder.Register(&ServerlessService{}, &ServerlessServiceList{}, &ClusterDomainClaim{}, &ClusterDomainClaimList{})
 }

@@ -87,8 +87,8 @@ func TestAPIServer(t *testing.T) {
 
 	m := render(t, "--include-crds")
 	crds, rest := split(m)
-	if len(crds) != 9 {
-		t.Fatalf("the chart carries %d CRDs, want knit's 9 (charts/knit/crds)", len(crds))
+	if len(crds) != 11 {
+		t.Fatalf("the chart carries %d CRDs, want knit's 11 (charts/knit/crds)", len(crds))
 	}
 	s.run(t, yamlOf(t, crds), "apply", "--server-side", "-f", "-")
 	s.run(t, nil, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")

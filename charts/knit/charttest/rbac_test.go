@@ -97,6 +97,12 @@ var needs = map[string][]request{
 		each([]string{"get", "list", "watch", "create", "update", "delete"}, request{group: "discovery.k8s.io", resource: "endpointslices", ns: userNS, why: "sks.go:88,112,124,135"}),
 		each(read, request{group: "discovery.k8s.io", resource: "endpointslices", ns: "knit-system", why: "sks.go:88 the activators' slices"}),
 		each([]string{"get", "create", "update"}, request{resource: "endpoints", ns: userNS, why: "endpoints/endpoints.go:47,53,69 the public Services' Endpoints"}),
+		each(read, request{group: "serving.knative.dev", resource: "domainmappings", ns: userNS, why: "domainmapping/controller.go SetupWithManager"}),
+		[]request{
+			{verb: "patch", group: "serving.knative.dev", resource: "domainmappings", ns: userNS, why: "domainmapping/reconcile.go: its finalizer"},
+			{verb: "update", group: "serving.knative.dev", resource: "domainmappings", subresource: "status", ns: userNS, why: "domainmapping/reconcile.go"},
+		},
+		each([]string{"get", "list", "watch", "create", "delete"}, request{group: "networking.internal.knative.dev", resource: "clusterdomainclaims", why: "domainmapping/claim.go"}),
 		each(read, request{group: "knit.dev", resource: "gitrepositories", ns: userNS, why: "gitrepository/controller.go:60"}),
 		each(read, request{group: "knit.dev", resource: "pullrequests", ns: userNS, why: "gitrepository.go:104"}),
 		each(read, request{group: "knit.dev", resource: "eventsinks", ns: userNS, why: "announce/sinks.go:45"}),
@@ -157,6 +163,7 @@ var needs = map[string][]request{
 	"ingress": concat(
 		each(read, request{group: "serving.knative.dev", resource: "routes", ns: userNS, why: "dataplane/ingress/builder.go SetupWithManager, Reconcile"}),
 		each(read, request{group: "discovery.k8s.io", resource: "endpointslices", ns: userNS, why: "dataplane/ingress/builder.go SetupWithManager, Reconcile"}),
+		each(read, request{group: "serving.knative.dev", resource: "domainmappings", ns: userNS, why: "dataplane/ingress/builder.go SetupWithManager, Reconcile"}),
 		// A list or watch selecting metadata.name is authorized as a
 		// request for that name: ingress.RestrictCache's.
 		each(read, request{resource: "configmaps", ns: "knit-system", name: "config-features", why: "dataplane/ingress/builder.go readFeatures: tag-header-based-routing"}),
@@ -236,6 +243,7 @@ var refused = map[string][]request{
 	},
 	"ingress": {
 		{verb: "list", group: "serving.knative.dev", resource: "revisions", ns: userNS, why: "routes only"},
+		{verb: "list", group: "networking.internal.knative.dev", resource: "clusterdomainclaims", why: "the controller's"},
 		{verb: "create", group: "discovery.k8s.io", resource: "endpointslices", ns: userNS, why: "read only"},
 		{verb: "get", resource: "secrets", ns: userNS, why: "certificates in knit-system only"},
 		{verb: "list", resource: "secrets", ns: userNS, why: "certificates in knit-system only"},
