@@ -26,14 +26,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	netv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	servingv1beta1 "github.com/knitops/knit/api/serving/v1beta1"
 	"github.com/knitops/knit/internal/acme/acmetest"
 )
 
 // TestHTTPSJourney: knit dev serves every Service over HTTPS with nothing
 // to configure — a certificate from its own CA, kept in the state dir and
 // named in the banner — and HTTP/2; a certificate Secret in knit-system
-// takes over its host; http-protocol Redirected on a Service sends plain
+// takes over its host; a DomainMapping serves a domain of the user's own
+// over HTTP and, with its spec.tls Secret, HTTPS; http-protocol Redirected on a Service sends plain
 // HTTP to HTTPS on knit dev's HTTPS port; HTTP keeps working elsewhere.
 func TestHTTPSJourney(t *testing.T) {
 	d := startKnitDev(t, filepath.Join(t.TempDir(), "state"))
@@ -78,6 +81,38 @@ func TestHTTPSJourney(t *testing.T) {
 		}
 		waitFor(t, "the Secret's certificate served", time.Minute, func(context.Context) (bool, string) {
 			got, err := httpsGet(d.httpsAddr, url, own)
+			return err == nil && got == "200 HTTP/2.0 Hello World!", fmt.Sprintf("%q %v", got, err)
+		})
+	})
+
+	t.Run("a DomainMapping serves a domain of its own, with its own certificate", func(t *testing.T) {
+		const domain = "shop.example.org"
+		ctx := context.Background()
+		certPEM, keyPEM, own := selfSigned(t, domain)
+		for _, obj := range []client.Object{
+			&netv1alpha1.ClusterDomainClaim{ObjectMeta: metav1.ObjectMeta{Name: domain}, Spec: netv1alpha1.ClusterDomainClaimSpec{Namespace: "default"}},
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "shop-tls"}, Type: corev1.SecretTypeTLS,
+				Data: map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM}},
+			&servingv1beta1.DomainMapping{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: domain},
+				Spec: servingv1beta1.DomainMappingSpec{
+					Ref: servingv1beta1.KReference{APIVersion: "serving.knative.dev/v1", Kind: "Service", Name: "hello"},
+					TLS: &servingv1beta1.SecretTLS{SecretName: "shop-tls"}}},
+		} {
+			if err := c.Create(ctx, obj); err != nil {
+				t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
+			}
+		}
+		mapped := "https://" + domain + ":" + httpsPort + "/"
+		waitFor(t, "the DomainMapping Ready at "+mapped, time.Minute, func(ctx context.Context) (bool, string) {
+			dm := &servingv1beta1.DomainMapping{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: domain}, dm); err != nil {
+				return false, err.Error()
+			}
+			return dm.Status.IsReady() && dm.Status.URL == strings.TrimSuffix(mapped, "/"), fmt.Sprintf("%s %+v", dm.Status.URL, dm.Status.Conditions)
+		})
+		waitBody(t, d.httpAddr, domain, "Hello World!", time.Minute)
+		waitFor(t, "the mapping's certificate served", time.Minute, func(context.Context) (bool, string) {
+			got, err := httpsGet(d.httpsAddr, mapped, own)
 			return err == nil && got == "200 HTTP/2.0 Hello World!", fmt.Sprintf("%q %v", got, err)
 		})
 	})

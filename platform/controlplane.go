@@ -156,7 +156,8 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 				InternalIngress: opts.InternalIngress})
 		}},
 		{"domainmapping", func() error {
-			return domainmapping.SetupWithManager(mgr, opts.Store, domainmapping.Options{URLPort: opts.URLPort})
+			return domainmapping.SetupWithManager(mgr, opts.Store, domainmapping.Options{URLPort: opts.URLPort, URLPortTLS: opts.URLPortTLS,
+				IngressURL: opts.IngressURL})
 		}},
 		{"revision-gc", func() error { return gc.SetupWithManager(mgr, opts.Store) }},
 		{"gitrepository", func() error {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -18,23 +19,35 @@ import (
 	servingv1beta1 "github.com/knitops/knit/api/serving/v1beta1"
 	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/controllers/conflict"
+	"github.com/knitops/knit/controllers/route/certificates"
 	"github.com/knitops/knit/controllers/transition"
 )
 
-// Reconciler keeps DomainMappings' claims and status.
+// Reconciler keeps DomainMappings' claims, certificates and status.
 type Reconciler struct {
 	client client.Client
+	// reader reads Secrets uncached: spec.tls's, one by one, and
+	// knit-system's certificates.
+	reader client.Reader
 	config *config.Store
-	// urlPort is the ingress port shown in http:// URLs (0 or 80: none).
-	urlPort int
-	events  events.EventRecorder
+	// urlPort is the ingress port shown in http:// URLs (0 or 80: none);
+	// urlPortTLS likewise for https:// URLs (0 or 443: none).
+	urlPort, urlPortTLS int
+	// certs obtains certificates for external-domain-tls; nil obtains
+	// none.
+	certs  *certificates.Provisioner
+	events events.EventRecorder
 }
 
 // Options are what differs between knit dev and a cluster.
 type Options struct {
 	// URLPort is shown in http:// URLs when not 0 or 80 (knit dev's
-	// ingress port).
-	URLPort int
+	// ingress port); URLPortTLS in https:// URLs when not 0 or 443.
+	URLPort, URLPortTLS int
+	// IngressURL is the ingress's plain-HTTP URL as the controller
+	// reaches it, where a challenge response is checked before the ACME
+	// CA validates it; "" skips the check.
+	IngressURL string
 }
 
 // readyEvents are the transitions `kubectl describe` shows.
@@ -50,7 +63,13 @@ const refIndex = "spec.ref.name"
 // among them); a Service, Route or placeholder Service wakes the
 // mappings referring to its name; a config change wakes them all.
 func SetupWithManager(mgr ctrl.Manager, cfg *config.Store, opts Options) error {
-	r := &Reconciler{client: mgr.GetClient(), config: cfg, urlPort: opts.URLPort, events: mgr.GetEventRecorder("knit-domainmapping")}
+	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), config: cfg, urlPort: opts.URLPort, urlPortTLS: opts.URLPortTLS,
+		events: mgr.GetEventRecorder("knit-domainmapping")}
+	r.certs = certificates.New(mgr.GetClient(), mgr.GetAPIReader(), certificates.Options{
+		Kind: certificateKind, Ingress: opts.IngressURL, Log: mgr.GetLogger().WithName("domainmapping-certificates"),
+		Object: func(namespace, name string) client.Object {
+			return &servingv1beta1.DomainMapping{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+		}})
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &servingv1beta1.DomainMapping{}, refIndex,
 		func(o client.Object) []string { return []string{o.(*servingv1beta1.DomainMapping).Spec.Ref.Name} }); err != nil {
 		return err
@@ -63,6 +82,7 @@ func SetupWithManager(mgr ctrl.Manager, cfg *config.Store, opts Options) error {
 		Watches(&servingv1.Route{}, byRef).
 		Watches(&corev1.Service{}, byRef).
 		WatchesRawSource(source.Channel(r.config.Changes(), handler.EnqueueRequestsFromMapFunc(r.all))).
+		WatchesRawSource(source.Channel(r.certs.Wake(), &handler.EnqueueRequestForObject{})).
 		Complete(conflict.Requeue(r))
 }
 

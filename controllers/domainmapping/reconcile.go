@@ -61,7 +61,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	default:
 		dm.Status.MarkIngressNotConfigured("ReferenceNotResolved", "the ingress serves the domain once spec.ref resolves")
 	}
-	dm.Status.MarkTLSNotEnabled("external-domain-tls is not enabled")
+	recheck, err := r.certificate(ctx, dm, claimed, before, cfg.Network)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if dm.Spec.TLS != nil && (recheck == 0 || recheck > followSecret) {
+		recheck = followSecret
+	}
 	dm.Status.ObservedGeneration = dm.Generation
 	if !equality.Semantic.DeepEqual(before, &dm.Status) {
 		if err := r.client.Status().Update(ctx, dm); err != nil {
@@ -69,7 +75,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		readyEvents.Record(r.events, dm, &before.Status, &dm.Status.Status)
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: recheck}, nil
 }
 
 // url is where the domain answers over plain HTTP: knit dev's ingress
@@ -81,12 +87,15 @@ func (r *Reconciler) url(host string) string {
 	return "http://" + net.JoinHostPort(host, strconv.Itoa(r.urlPort))
 }
 
-// finalize deletes the claim knit made for dm, if this namespace holds
-// it and config-network lets knit make claims (an operator's claims are
-// the operator's to delete), then lets dm go.
+// finalize deletes dm's certificate and the claim knit made for it, if
+// this namespace holds it and config-network lets knit make claims (an
+// operator's claims are the operator's to delete), then lets dm go.
 func (r *Reconciler) finalize(ctx context.Context, dm *servingv1beta1.DomainMapping, n *config.Network) error {
 	if !controllerutil.ContainsFinalizer(dm, Finalizer) {
 		return nil
+	}
+	if err := r.release(ctx, dm); err != nil {
+		return err
 	}
 	if n.AutocreateClusterDomainClaims {
 		if err := r.releaseClaim(ctx, dm); err != nil {

@@ -57,7 +57,7 @@ func start(t *testing.T) (client.Client, *config.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := SetupWithManager(mgr, store, Options{URLPort: 8080}); err != nil {
+	if err := SetupWithManager(mgr, store, Options{URLPort: 8080, URLPortTLS: 8443}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -57,6 +57,7 @@ var featurePackages = []testPackage{
 const (
 	systemNamespace   = "knit-system"
 	featuresConfigMap = "config-features"
+	networkConfigMap  = "config-network"
 	// testNamespace is where the suite makes its Services
 	// (test.ServingFlags.TestNamespace's default).
 	testNamespace = "serving-tests"

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 	servingclient "knative.dev/serving/pkg/client/clientset/versioned"
 )
 
@@ -72,7 +74,44 @@ func prepare(ctx context.Context, t *target) (clients, error) {
 			return clients{}, err
 		}
 	}
+	if err := setNetwork(ctx, kube, testNetwork); err != nil {
+		return clients{}, err
+	}
 	return clients{kube: kube, serving: serving}, nil
+}
+
+// testNetwork is what Knative's CI sets in config-network for every
+// suite (test/config/ytt/core overlays): DomainMappings claim their
+// domains themselves, which the v1beta1 suite's tests expect.
+var testNetwork = map[string]string{"autocreate-cluster-domain-claims": "true"}
+
+// setNetwork sets keys in knit-system's config-network, keeping its
+// other keys (creating it when missing), as Knative's CI overlays do.
+func setNetwork(ctx context.Context, kube kubernetes.Interface, keys map[string]string) error {
+	cms := kube.CoreV1().ConfigMaps(systemNamespace)
+	err := retry.OnError(retry.DefaultRetry, func(err error) bool {
+		return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)
+	}, func() error {
+		cm, err := cms.Get(ctx, networkConfigMap, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = cms.Create(ctx, &corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{Name: networkConfigMap, Namespace: systemNamespace}, Data: keys}, metav1.CreateOptions{})
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		maps.Copy(cm.Data, keys)
+		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("set %s/%s: %w", systemNamespace, networkConfigMap, err)
+	}
+	return nil
 }
 
 // create makes obj unless it exists.

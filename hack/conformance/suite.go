@@ -52,7 +52,7 @@ func isFeature(name string) bool { return strings.HasPrefix(name, "e2e/") }
 
 // conformancePackages are the packages Knative certifies an
 // implementation with.
-var conformancePackages = []testPackage{{name: "api/v1"}, {name: "runtime"}}
+var conformancePackages = []testPackage{{name: "api/v1"}, {name: "api/v1beta1"}, {name: "runtime"}}
 
 // packageGroups are the names -suites takes for several packages at once;
 // its default runs both, the conformance packages first, as Knative's CI

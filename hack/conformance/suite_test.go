@@ -15,9 +15,9 @@ func TestResolvePackages(t *testing.T) {
 		return strings.Join(out, ",")
 	}
 	for spec, want := range map[string]string{
-		defaultSuites:                      "api/v1,runtime,e2e/initcontainers,e2e/multicontainerprobing,e2e/pvc,e2e/securedefaults",
+		defaultSuites:                      "api/v1,api/v1beta1,runtime,e2e/initcontainers,e2e/multicontainerprobing,e2e/pvc,e2e/securedefaults",
 		"features":                         "e2e/initcontainers,e2e/multicontainerprobing,e2e/pvc,e2e/securedefaults",
-		"conformance":                      "api/v1,runtime",
+		"conformance":                      "api/v1,api/v1beta1,runtime",
 		"e2e/pvc,runtime":                  "runtime,e2e/pvc",
 		"features, e2e/pvc,api/v1,api/v1,": "api/v1,e2e/initcontainers,e2e/multicontainerprobing,e2e/pvc,e2e/securedefaults",
 	} {
@@ -45,6 +45,7 @@ func TestImportPaths(t *testing.T) {
 	}
 	want := []string{
 		"knative.dev/serving/test/conformance/api/v1",
+		"knative.dev/serving/test/conformance/api/v1beta1",
 		"knative.dev/serving/test/conformance/runtime",
 		"knative.dev/serving/test/e2e/initcontainers",
 		"knative.dev/serving/test/e2e/multicontainerprobing",

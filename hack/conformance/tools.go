@@ -9,6 +9,7 @@ package main
 
 import (
 	_ "knative.dev/serving/test/conformance/api/v1"
+	_ "knative.dev/serving/test/conformance/api/v1beta1"
 	_ "knative.dev/serving/test/conformance/runtime"
 	_ "knative.dev/serving/test/e2e"
 	_ "knative.dev/serving/test/test_images/autoscale"

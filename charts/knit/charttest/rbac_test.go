@@ -100,6 +100,7 @@ var needs = map[string][]request{
 		each(read, request{group: "serving.knative.dev", resource: "domainmappings", ns: userNS, why: "domainmapping/controller.go SetupWithManager"}),
 		[]request{
 			{verb: "patch", group: "serving.knative.dev", resource: "domainmappings", ns: userNS, why: "domainmapping/reconcile.go: its finalizer"},
+			{verb: "get", resource: "secrets", ns: userNS, name: "shop-tls", why: "domainmapping/tls.go: spec.tls, uncached"},
 			{verb: "update", group: "serving.knative.dev", resource: "domainmappings", subresource: "status", ns: userNS, why: "domainmapping/reconcile.go"},
 		},
 		each([]string{"get", "list", "watch", "create", "delete"}, request{group: "networking.internal.knative.dev", resource: "clusterdomainclaims", why: "domainmapping/claim.go"}),

@@ -356,3 +356,45 @@ the message. templates/checks.yaml runs it.
 {{- end -}}
 {{- $_ := include "knit.seconds" .Values.drainQuietPeriod -}}
 {{- end }}
+
+{{/*
+knit.controllerGrant: a ClusterRole of the controller's that reads objects
+one by one (rules), bound cluster-wide when namespaces holds "*", else by
+a RoleBinding in each namespace listed; nothing when the list is empty.
+Takes root, component, namespaces and rules (a YAML list).
+*/}}
+{{- define "knit.controllerGrant" -}}
+{{- $c := dict "root" .root "component" .component }}
+{{- if .namespaces }}
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {{ include "knit.name" $c }}
+  labels:
+    {{- include "knit.labels" $c | nindent 4 }}
+rules:
+  {{- .rules | nindent 2 }}
+{{- $bindings := list "" }}
+{{- if not (has "*" .namespaces) }}{{ $bindings = .namespaces }}{{ end }}
+{{- range $bindings }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: {{ if . }}RoleBinding{{ else }}ClusterRoleBinding{{ end }}
+metadata:
+  name: {{ include "knit.name" $c }}
+  {{- if . }}
+  namespace: {{ . }}
+  {{- end }}
+  labels:
+    {{- include "knit.labels" $c | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: {{ include "knit.name" $c }}
+subjects:
+  - kind: ServiceAccount
+    name: {{ include "knit.name" (dict "root" $c.root "component" "controller") }}
+    namespace: {{ include "knit.namespace" $c.root }}
+{{- end }}
+{{- end }}
+{{- end }}

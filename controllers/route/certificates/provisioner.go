@@ -52,6 +52,13 @@ type Outcome struct {
 
 // Options configure a Provisioner.
 type Options struct {
+	// Kind is what the certificates are for, lower case ("route",
+	// "domainmapping"): the first part of their Secrets' names, so two
+	// kinds' Provisioners never share a Secret. "" is "route".
+	Kind string
+	// Object is the object Wake delivers for namespace/name; nil
+	// delivers Routes.
+	Object func(namespace, name string) client.Object
 	// Ingress is the ingress's plain-HTTP URL as the controller reaches
 	// it, where a published challenge response is checked before the CA
 	// is told to validate; "" skips the check.
@@ -60,8 +67,11 @@ type Options struct {
 	Log logr.Logger
 }
 
-// Provisioner obtains Routes' certificates in the background.
+// Provisioner obtains the certificates of one kind's objects (Routes, or
+// DomainMappings) in the background.
 type Provisioner struct {
+	kind   string
+	object func(namespace, name string) client.Object
 	client client.Client
 	reader client.Reader
 	solver *solver
@@ -87,7 +97,16 @@ type attempt struct {
 func New(c client.Client, reader client.Reader, opts Options) *Provisioner {
 	check := &http.Client{Timeout: 5 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if opts.Kind == "" {
+		opts.Kind = "route"
+	}
+	if opts.Object == nil {
+		opts.Object = func(namespace, name string) client.Object {
+			return &servingv1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+		}
+	}
 	return &Provisioner{
+		kind: opts.Kind, object: opts.Object,
 		client: c, reader: reader, log: opts.Log, now: time.Now,
 		solver:   &solver{client: c, ingress: opts.Ingress, http: check},
 		wake:     make(chan event.GenericEvent, 64),
@@ -95,18 +114,21 @@ func New(c client.Client, reader client.Reader, opts Options) *Provisioner {
 	}
 }
 
-// Wake delivers a Route when an attempt for it ends.
+// Wake delivers the object (a Route unless Options.Object says
+// otherwise) when an attempt for it ends.
 func (p *Provisioner) Wake() <-chan event.GenericEvent { return p.wake }
 
 // obtainTimeout bounds one attempt.
 const obtainTimeout = 5 * time.Minute
 
-// Ensure reports rt's certificate for hosts, starting an attempt when
-// there is none, it is due for renewal, or the hosts changed.
-func (p *Provisioner) Ensure(ctx context.Context, rt *servingv1.Route, hosts []string, cfg config.ACME) (Outcome, error) {
-	key := rt.Namespace + "/" + rt.Name
-	secret := config.SystemNamespace + "/" + SecretName(rt.Namespace, rt.Name)
-	current, err := p.held(ctx, rt)
+// Ensure reports the certificate of owner (a Route or DomainMapping) for
+// hosts, starting an attempt when there is none, it is due for renewal,
+// or the hosts changed.
+func (p *Provisioner) Ensure(ctx context.Context, owner client.Object, hosts []string, cfg config.ACME) (Outcome, error) {
+	namespace, name := owner.GetNamespace(), owner.GetName()
+	key := namespace + "/" + name
+	secret := config.SystemNamespace + "/" + SecretName(p.kind, namespace, name)
+	current, err := p.held(ctx, namespace, name)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -137,35 +159,36 @@ func (p *Provisioner) Ensure(ctx context.Context, rt *servingv1.Route, hosts []s
 		failures = a.failures
 	}
 	p.attempts[key] = &attempt{hosts: want, running: true, failures: failures}
-	go p.obtain(rt.DeepCopy(), hosts, cfg)
+	go p.obtain(namespace, name, hosts, cfg)
 	return Outcome{State: Pending, Secret: secret, Reason: servingv1.ReasonCertificateNotReady,
 		Message: "obtaining a certificate from " + cfg.Directory + "; " + meanwhile}, nil
 }
 
-// held reads rt's certificate Secret; nil when it holds none.
-func (p *Provisioner) held(ctx context.Context, rt *servingv1.Route) (*held, error) {
+// held reads the certificate Secret of namespace/name; nil when it holds
+// none.
+func (p *Provisioner) held(ctx context.Context, namespace, name string) (*held, error) {
 	s := &corev1.Secret{}
-	err := p.reader.Get(ctx, types.NamespacedName{Namespace: config.SystemNamespace, Name: SecretName(rt.Namespace, rt.Name)}, s)
+	err := p.reader.Get(ctx, types.NamespacedName{Namespace: config.SystemNamespace, Name: SecretName(p.kind, namespace, name)}, s)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("get the certificate Secret of Route %s/%s: %w", rt.Namespace, rt.Name, err)
+		return nil, fmt.Errorf("get the certificate Secret of %s %s/%s: %w", p.kind, namespace, name, err)
 	}
 	return parseHeld(s), nil
 }
 
 // obtain runs one attempt, stores its certificate, records how it went
-// and wakes the Route.
-func (p *Provisioner) obtain(rt *servingv1.Route, hosts []string, cfg config.ACME) {
+// and wakes the owner.
+func (p *Provisioner) obtain(namespace, name string, hosts []string, cfg config.ACME) {
 	ctx, cancel := context.WithTimeout(context.Background(), obtainTimeout)
 	defer cancel()
-	log := p.log.WithValues("route", rt.Namespace+"/"+rt.Name, "hosts", hosts)
+	log := p.log.WithValues(p.kind, namespace+"/"+name, "hosts", hosts)
 	log.Info("Obtaining a certificate", "ca", cfg.Directory)
-	err := p.obtainAndStore(ctx, rt, hosts, cfg, log)
+	err := p.obtainAndStore(ctx, namespace, name, hosts, cfg, log)
 
 	p.mu.Lock()
-	a := p.attempts[rt.Namespace+"/"+rt.Name]
+	a := p.attempts[namespace+"/"+name]
 	if a != nil && a.hosts == hostsKey(hosts) {
 		a.running, a.err = false, err
 		if err != nil {
@@ -179,10 +202,10 @@ func (p *Provisioner) obtain(rt *servingv1.Route, hosts []string, cfg config.ACM
 	if err != nil {
 		log.Error(err, "Obtaining a certificate failed")
 	}
-	p.wake <- event.GenericEvent{Object: &servingv1.Route{ObjectMeta: metav1.ObjectMeta{Namespace: rt.Namespace, Name: rt.Name}}}
+	p.wake <- event.GenericEvent{Object: p.object(namespace, name)}
 }
 
-func (p *Provisioner) obtainAndStore(ctx context.Context, rt *servingv1.Route, hosts []string, cfg config.ACME, log logr.Logger) error {
+func (p *Provisioner) obtainAndStore(ctx context.Context, namespace, name string, hosts []string, cfg config.ACME, log logr.Logger) error {
 	issuer, err := p.issuer(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -191,7 +214,7 @@ func (p *Provisioner) obtainAndStore(ctx context.Context, rt *servingv1.Route, h
 	if err != nil {
 		return err
 	}
-	if err := p.store(ctx, certificateSecret(rt.Namespace, rt.Name, c)); err != nil {
+	if err := p.store(ctx, certificateSecret(p.kind, namespace, name, c)); err != nil {
 		return err
 	}
 	log.Info("Obtained a certificate", "notAfter", c.NotAfter, "renewAt", c.RenewAt())
@@ -260,15 +283,15 @@ func (p *Provisioner) store(ctx context.Context, s *corev1.Secret) error {
 	return nil
 }
 
-// Release deletes the certificate of the Route namespace/name, which no
-// longer wants one (deleted, cluster-local, external-domain-tls off).
+// Release deletes the certificate of namespace/name, which no longer
+// wants one (deleted, cluster-local, external-domain-tls off).
 func (p *Provisioner) Release(ctx context.Context, namespace, name string) error {
 	p.mu.Lock()
 	delete(p.attempts, namespace+"/"+name)
 	p.mu.Unlock()
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: config.SystemNamespace, Name: SecretName(namespace, name)}}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: config.SystemNamespace, Name: SecretName(p.kind, namespace, name)}}
 	if err := p.client.Delete(ctx, s); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete the certificate of Route %s/%s: %w", namespace, name, err)
+		return fmt.Errorf("delete the certificate of %s %s/%s: %w", p.kind, namespace, name, err)
 	}
 	return nil
 }

@@ -111,7 +111,7 @@ func (f *fixture) ensure(t *testing.T, rt *servingv1.Route, hosts ...string) Out
 func (f *fixture) secret(t *testing.T, namespace, name string, hosts ...string) (*corev1.Secret, *x509.Certificate) {
 	t.Helper()
 	s := &corev1.Secret{}
-	if err := f.c.Get(context.Background(), types.NamespacedName{Namespace: config.SystemNamespace, Name: SecretName(namespace, name)}, s); err != nil {
+	if err := f.c.Get(context.Background(), types.NamespacedName{Namespace: config.SystemNamespace, Name: SecretName("route", namespace, name)}, s); err != nil {
 		t.Fatal(err)
 	}
 	block, rest := pem.Decode(s.Data[corev1.TLSCertKey])
@@ -169,7 +169,7 @@ func TestProvisionerObtainsRenewsAndReleases(t *testing.T) {
 	if err := f.p.Release(context.Background(), "team-a", "hello"); err != nil {
 		t.Fatal(err)
 	}
-	err := f.c.Get(context.Background(), types.NamespacedName{Namespace: config.SystemNamespace, Name: SecretName("team-a", "hello")}, &corev1.Secret{})
+	err := f.c.Get(context.Background(), types.NamespacedName{Namespace: config.SystemNamespace, Name: SecretName("route", "team-a", "hello")}, &corev1.Secret{})
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("after Release: %v, want the Secret gone", err)
 	}

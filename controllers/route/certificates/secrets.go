@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	netv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 	"github.com/knitops/knit/config"
@@ -19,9 +20,18 @@ import (
 )
 
 // SecretName is the Secret in knit-system holding the certificate of the
-// Route namespace/name. Neither a namespace nor a Route name holds a dot,
-// so the name is unambiguous.
-func SecretName(namespace, name string) string { return "route." + namespace + "." + name }
+// kind's object namespace/name ("route.<namespace>.<name>"). A namespace
+// holds no dot, so the name is unambiguous though a DomainMapping's name
+// (a domain) holds several; one too long for a Secret's name ends in a
+// hash of the object's name instead.
+func SecretName(kind, namespace, name string) string {
+	s := kind + "." + namespace + "." + name
+	if len(s) <= validation.DNS1123SubdomainMaxLength {
+		return s
+	}
+	sum := sha256.Sum256([]byte(name))
+	return kind + "." + namespace + "." + hex.EncodeToString(sum[:16])
+}
 
 // accountSecret holds knit's ACME account key, one per installation.
 const accountSecret = "knit-acme-account"
@@ -31,15 +41,18 @@ const accountKeyKey = "key"
 
 // certificateSecret is what the ingress serves for the Route
 // namespace/name: its namespace label keeps it to that namespace's hosts.
-func certificateSecret(namespace, name string, c *acme.Certificate) *corev1.Secret {
+func certificateSecret(kind, namespace, name string, c *acme.Certificate) *corev1.Secret {
+	labels := map[string]string{
+		netv1alpha1.CertificateLabel:          "acme",
+		netv1alpha1.CertificateNamespaceLabel: namespace,
+	}
+	if kind == "route" {
+		labels[netv1alpha1.CertificateRouteLabel] = namespace + "." + name
+	}
 	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: config.SystemNamespace, Name: SecretName(namespace, name), Labels: map[string]string{
-			netv1alpha1.CertificateLabel:          "acme",
-			netv1alpha1.CertificateNamespaceLabel: namespace,
-			netv1alpha1.CertificateRouteLabel:     namespace + "." + name,
-		}},
-		Type: corev1.SecretTypeTLS,
-		Data: map[string][]byte{corev1.TLSCertKey: c.ChainPEM, corev1.TLSPrivateKeyKey: c.KeyPEM},
+		ObjectMeta: metav1.ObjectMeta{Namespace: config.SystemNamespace, Name: SecretName(kind, namespace, name), Labels: labels},
+		Type:       corev1.SecretTypeTLS,
+		Data:       map[string][]byte{corev1.TLSCertKey: c.ChainPEM, corev1.TLSPrivateKeyKey: c.KeyPEM},
 	}
 }
 
