@@ -49,6 +49,15 @@ var featurePackages = []testPackage{
 		alpha: true,
 		probe: &probe{spec: func(*servingv1.Service) {}, read: defaultedWhenOn},
 	},
+	{
+		// Admission does not read this flag: the ingress does, by a watch
+		// of config-features that takes well under a second, and the
+		// test's first tagged request follows two Revisions made Ready.
+		// So it settles for settleShort, not Knative CI's 30 s.
+		name:   "e2e/tagheader",
+		flags:  []string{"tag-header-based-routing"},
+		settle: settleShort,
+	},
 }
 
 // knit reads config-features from knit-system (config/store.go), as
@@ -303,6 +312,8 @@ const (
 	// settle is how long a change no probe can read (a flag restored to
 	// Allowed) is given, Knative CI's own wait.
 	settle = 30 * time.Second
+	// settleShort is settle for a flag only knit's ingress reads.
+	settleShort = 5 * time.Second
 )
 
 // awaitFeatures waits until knit's admission shows pkg's flags as data
@@ -310,8 +321,12 @@ const (
 func awaitFeatures(ctx context.Context, serving servingclient.Interface, image string, pkg testPackage, data map[string]string) {
 	want := wantState(data, pkg.flags)
 	if want == stateUnknown || pkg.probe == nil {
-		slog.Info("No probe reads these flag values: settling", "package", pkg.name, "for", settle)
-		sleep(ctx, settle)
+		wait := settle
+		if pkg.settle != 0 {
+			wait = pkg.settle
+		}
+		slog.Info("No probe reads these flag values: settling", "package", pkg.name, "for", wait)
+		sleep(ctx, wait)
 		return
 	}
 	svc := probeService(image)

@@ -34,6 +34,9 @@ type testPackage struct {
 	claim bool
 	// probe is how admission shows whether flags are in force (features.go).
 	probe *probe
+	// settle replaces the settle wait for flags no probe reads; 0 keeps
+	// Knative CI's.
+	settle time.Duration
 }
 
 // importPath is the Go package of p's tests.
