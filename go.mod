@@ -12,6 +12,7 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/google/go-containerregistry v0.22.1
 	github.com/google/go-containerregistry/pkg/authn/kubernetes v0.0.0-20260205022027-93aa2732266a
+	github.com/miekg/dns v1.1.73
 	github.com/moby/profiles/seccomp v0.3.0
 	github.com/moby/sys/user v0.5.0
 	github.com/opencontainers/go-digest v1.0.0

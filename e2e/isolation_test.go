@@ -32,7 +32,9 @@ func (l listener) String() string {
 
 // Knit dev and everything it starts listen on loopback only in this
 // machine's network: the API server, etcd, the webhooks, the ingress, the
-// activator, the Git server (metrics are off). As root on Linux every
+// activator, the Git server (metrics are off) — but for each isolated
+// replica's gateway, which listens at the host's end of the replica's
+// veth pair and answers that replica alone. As root on Linux every
 // replica runs in a network namespace of its own, so an app that binds
 // every interface (helloworld binds ":"+PORT) is reachable through the
 // ingress and neither on this machine's 127.0.0.1 nor on any of its other
@@ -63,9 +65,21 @@ func TestKnitDevListensOnLoopbackOnlyAndIsolatesReplicas(t *testing.T) {
 	if !slices.ContainsFunc(here, func(l listener) bool { return strconv.Itoa(l.port) == ingressPort && l.pid == d.cmd.Process.Pid }) {
 		t.Fatalf("the scan did not find the ingress on %s among knit dev's listeners", d.httpAddr)
 	}
+	var gateways []listener
 	for _, l := range here {
-		if !l.addr.IsLoopback() {
+		switch {
+		case l.addr.IsLoopback():
+		case isGateway(l, d.cmd.Process.Pid, ingressPort):
+			gateways = append(gateways, l)
+		default:
 			t.Errorf("listens beyond loopback: %s", l)
+		}
+	}
+	// A replica's gateway (DNS and the ingress, at the host's end of its
+	// veth) answers that replica alone: this machine gets nothing there.
+	for _, g := range gateways {
+		if g.port != 53 {
+			refusesThisMachine(t, g)
 		}
 	}
 
@@ -221,4 +235,30 @@ func envOf(t *testing.T, pid int, name string) string {
 	}
 	t.Fatalf("process %d has no %s", pid, name)
 	return ""
+}
+
+// replicaGateways is the range of isolated replicas' veth pairs.
+var replicaGateways = &net.IPNet{IP: net.IPv4(169, 254, 64, 0), Mask: net.CIDRMask(18, 32)}
+
+// isGateway says whether l is knit dev's listener at a replica's gateway:
+// DNS, or the ingress on port 80 or on its own port.
+func isGateway(l listener, knit int, ingressPort string) bool {
+	return l.pid == knit && replicaGateways.Contains(l.addr) &&
+		(l.port == 53 || l.port == 80 || strconv.Itoa(l.port) == ingressPort)
+}
+
+// refusesThisMachine checks that a gateway's HTTP listener closes a
+// connection from this machine without an answer.
+func refusesThisMachine(t *testing.T, g listener) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", net.JoinHostPort(g.addr.String(), strconv.Itoa(g.port)), 2*time.Second)
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: open.default.svc.cluster.local\r\n\r\n")
+	if line, err := bufio.NewReader(c).ReadString('\n'); err == nil {
+		t.Errorf("the gateway %s answered this machine: %q", g, line)
+	}
 }

@@ -94,3 +94,20 @@ func TestMapDomains(t *testing.T) {
 		t.Errorf("shop.example.org: %+v, want served over HTTP for namespace default's certificates", e)
 	}
 }
+
+// Serves answers for every name the internal listener routes.
+func TestServes(t *testing.T) {
+	r := NewRouter()
+	tbl := Options{}.Build([]servingv1.Route{route("hello", nil, "http://hello.default.example.com",
+		servingv1.TrafficTarget{RevisionName: "hello-1", Percent: ptr.To[int64](100)})}, nil)
+	tbl.mapDomains(Options{}, []servingv1beta1.DomainMapping{servedMapping("shop.example.org", "hello", time.Hour)})
+	r.Update(tbl)
+	for host, want := range map[string]bool{
+		"hello.default.example.com": true, "hello.default.svc.cluster.local": true, "hello.default.svc": true,
+		"hello.default": true, "Shop.Example.org": true, "other.default.svc.cluster.local": false, "example.com": false,
+	} {
+		if got := r.Serves(host); got != want {
+			t.Errorf("Serves(%q) = %v, want %v", host, got, want)
+		}
+	}
+}

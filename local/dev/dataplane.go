@@ -3,8 +3,10 @@ package dev
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/pprof"
+	"strconv"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -19,6 +21,7 @@ import (
 	"github.com/knitops/knit/dataplane/ingress"
 	"github.com/knitops/knit/internal/hopauth"
 	"github.com/knitops/knit/internal/localca"
+	"github.com/knitops/knit/local/gateway"
 	"github.com/knitops/knit/local/runtime"
 	"github.com/knitops/knit/platform"
 	"github.com/knitops/knit/webhooks"
@@ -73,6 +76,7 @@ func (p *dataPlane) newManager(cfg *rest.Config, scheme *k8sruntime.Scheme, opts
 	}
 	var activate *activator.Activator // made below, before anything runs
 	rt, err := runtime.New(runtime.Options{StateDir: opts.StateDir, SourceDir: p.git.sourceDir, Network: p.network, OCI: p.oci,
+		Gateway: p.gateway(opts),
 		// The activator probes a new replica when the runtime is about to
 		// publish it, not after the write came back (ExpectSlices).
 		ExpectSlices: func(svc types.NamespacedName, labels map[string]string, slices []discoveryv1.EndpointSlice) {
@@ -118,6 +122,25 @@ func (p *dataPlane) newManager(cfg *rest.Config, scheme *k8sruntime.Scheme, opts
 	}
 	p.git.SetClient(mgr.GetClient())
 	return mgr, nil
+}
+
+// gateway is what an isolated replica finds at its gateway: DNS for the
+// names the ingress serves and the ingress's internal listener, on port 80
+// and on knit dev's ingress port (public URLs name it), so one app calls
+// another by its in-cluster name or its URL, as on a cluster. Replicas
+// in the shared network have none (this machine's DNS is theirs).
+func (p *dataPlane) gateway(opts Options) runtime.Gateway {
+	if p.network != runtime.NetworkIsolated {
+		return nil
+	}
+	ports := []int{80}
+	if _, port, err := net.SplitHostPort(opts.HTTPAddr); err == nil {
+		if n, err := strconv.Atoi(port); err == nil && n != 80 && n != 0 {
+			ports = append(ports, n)
+		}
+	}
+	return gateway.New(gateway.Options{Handler: p.router.Internal(), Serves: p.router.Serves, Ports: ports,
+		Upstream: gateway.Upstream("/etc/resolv.conf"), Log: slog.Default()})
 }
 
 // profilingHandlers serve Go's profiles beside the metrics (/debug/pprof/):

@@ -82,31 +82,66 @@ type dnsConfig struct {
 	servers, searches, options []string
 }
 
-// ownResolvConf reports a pod whose resolv.conf is not this machine's
-// own: dnsPolicy None, or a dnsConfig merged in.
-func ownResolvConf(spec *corev1.PodSpec) bool {
-	return spec.DNSPolicy == corev1.DNSNone || spec.DNSConfig != nil
+// clusterResolver is the cluster DNS a replica's resolv.conf names under
+// ClusterFirst: its gateway (package gateway), and the namespace its
+// search list starts with. server "" is none.
+type clusterResolver struct {
+	server, namespace string
 }
+
+// ownResolvConf reports a pod whose resolv.conf is not this machine's
+// own: dnsPolicy None, a dnsConfig merged in, or the cluster's DNS under
+// ClusterFirst.
+func ownResolvConf(spec *corev1.PodSpec, cluster clusterResolver) bool {
+	return spec.DNSPolicy == corev1.DNSNone || spec.DNSConfig != nil || (cluster.server != "" && clusterFirst(spec))
+}
+
+// clusterFirst says whether spec's pod resolves through the cluster's
+// DNS: dnsPolicy ClusterFirst (the default) or ClusterFirstWithHostNet,
+// which is ClusterFirst for a pod not in its node's network, as every
+// replica with a gateway is.
+func clusterFirst(spec *corev1.PodSpec) bool {
+	switch spec.DNSPolicy {
+	case "", corev1.DNSClusterFirst, corev1.DNSClusterFirstWithHostNet:
+		return true
+	}
+	return false
+}
+
+// clusterDNSConfig is the kubelet's ClusterFirst configuration: the
+// cluster's nameserver, the namespace's and cluster's search domains
+// before this machine's, ndots:5.
+func clusterDNSConfig(cluster clusterResolver, host dnsConfig) dnsConfig {
+	searches := []string{cluster.namespace + ".svc." + clusterDomain, "svc." + clusterDomain, clusterDomain}
+	return dnsConfig{servers: []string{cluster.server}, searches: append(searches, host.searches...), options: []string{"ndots:5"}}
+}
+
+// clusterDomain is the cluster's DNS domain, Kubernetes' default.
+const clusterDomain = "cluster.local"
 
 // podResolvConf is the resolv.conf of a pod of spec on this machine, host
 // being this machine's, and what the kubelet would warn of (entries over
 // its limits, dropped).
 //
-// knit dev has no cluster DNS, so ClusterFirst (and
-// ClusterFirstWithHostNet) is Default, as the kubelet falls back when it
-// knows no cluster DNS: this machine's resolver configuration. None is
-// dnsConfig alone. A dnsConfig is merged in as the kubelet merges it:
+// An isolated replica's gateway is its cluster DNS (cluster): ClusterFirst
+// names it as the kubelet names the cluster's. Without one (the shared
+// network) ClusterFirst (and ClusterFirstWithHostNet) is Default, as the
+// kubelet falls back when it knows no cluster DNS: this machine's
+// resolver configuration. None is dnsConfig alone. A dnsConfig is merged in as the kubelet merges it:
 // nameservers and searches appended, duplicates dropped, options by name,
 // the pod's over the base's; then cut to the kubelet's limits. Written as
 // containerd writes it (search, nameserver, options lines); with nothing
 // to write, or without dnsConfig on a policy other than None, it is
 // host, unchanged, as it has always been for knit dev's replicas.
-func podResolvConf(spec *corev1.PodSpec, host []byte) (content []byte, warnings []string) {
-	if !ownResolvConf(spec) {
+func podResolvConf(spec *corev1.PodSpec, host []byte, cluster clusterResolver) (content []byte, warnings []string) {
+	if !ownResolvConf(spec, cluster) {
 		return host, nil
 	}
 	var base dnsConfig
-	if spec.DNSPolicy != corev1.DNSNone {
+	switch {
+	case cluster.server != "" && clusterFirst(spec):
+		base = clusterDNSConfig(cluster, parseResolvConf(host))
+	case spec.DNSPolicy != corev1.DNSNone:
 		base = parseResolvConf(host)
 	}
 	cfg := mergeDNSConfig(base, spec.DNSConfig)
@@ -274,11 +309,17 @@ func (r *replica) etcFiles(inHostNetwork bool) (hosts, resolv []byte) {
 		}
 		hosts = managedHosts(ip, podHostname(r.pod.Name), r.spec.HostAliases)
 	}
-	resolv, warnings := podResolvConf(r.spec, readHostFile(hostResolvConf))
+	resolv, warnings := podResolvConf(r.spec, readHostFile(hostResolvConf), r.clusterResolver())
 	for _, w := range warnings {
 		r.log.Info("DNS configuration cut to the kubelet's limits", "warning", w)
 	}
 	return hosts, resolv
+}
+
+// clusterResolver is the replica's cluster DNS: its gateway, if it has
+// one.
+func (r *replica) clusterResolver() clusterResolver {
+	return clusterResolver{server: r.net.clusterDNS(), namespace: r.pod.Namespace}
 }
 
 // writeEtcFile writes data to dir/name whole: written aside, then renamed
@@ -315,7 +356,7 @@ func writeEtcFile(dir, name string, data []byte) (string, error) {
 // Linux): elsewhere such a container fails, final for the template,
 // rather than run resolving names otherwise than its pod says.
 func (r *replica) processEtcMounts(c *corev1.Container) ([]bindMount, *failure) {
-	ownHosts, ownResolv := len(r.spec.HostAliases) > 0, ownResolvConf(r.spec)
+	ownHosts, ownResolv := len(r.spec.HostAliases) > 0, ownResolvConf(r.spec, r.clusterResolver())
 	if !ownHosts && !ownResolv {
 		return nil, nil
 	}

@@ -44,8 +44,8 @@ func TestHostsFileAsTheKubeletWritesIt(t *testing.T) {
 	}
 }
 
-// resolv.conf as the kubelet builds it with no cluster DNS (knit dev has
-// none) and containerd writes it: the host's for ClusterFirst and
+// resolv.conf as the kubelet builds it with no cluster DNS (a replica in
+// the shared network has none) and containerd writes it: the host's for ClusterFirst and
 // Default, only dnsConfig for None, a dnsConfig merged as the kubelet
 // merges it, within its limits.
 func TestResolvConfAsTheKubeletBuildsIt(t *testing.T) {
@@ -76,9 +76,39 @@ func TestResolvConfAsTheKubeletBuildsIt(t *testing.T) {
 		}}, "search ok.example\nnameserver 1.1.1.1\n", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, warnings := podResolvConf(&tc.spec, []byte(host))
+			got, warnings := podResolvConf(&tc.spec, []byte(host), clusterResolver{})
 			if string(got) != tc.want || len(warnings) != tc.warnings {
 				t.Errorf("resolv.conf:\n%s\nwarnings %q\nwant:\n%s\nand %d warnings", got, warnings, tc.want, tc.warnings)
+			}
+		})
+	}
+}
+
+// With a cluster DNS (an isolated replica's gateway) ClusterFirst names
+// it with the namespace's and cluster's search domains before the
+// host's and ndots:5, as the kubelet does; a dnsConfig merges into that;
+// Default and None are as without one.
+func TestResolvConfWithClusterDNS(t *testing.T) {
+	host := "nameserver 10.0.0.53\nsearch corp.example\noptions ndots:2 timeout:3\n"
+	cluster := clusterResolver{server: "169.254.64.1", namespace: "shop"}
+	for _, tc := range []struct {
+		name string
+		spec corev1.PodSpec
+		want string
+	}{
+		{"unset is ClusterFirst", corev1.PodSpec{},
+			"search shop.svc.cluster.local svc.cluster.local cluster.local corp.example\nnameserver 169.254.64.1\noptions ndots:5\n"},
+		{"ClusterFirstWithHostNet off the host's network", corev1.PodSpec{DNSPolicy: corev1.DNSClusterFirstWithHostNet},
+			"search shop.svc.cluster.local svc.cluster.local cluster.local corp.example\nnameserver 169.254.64.1\noptions ndots:5\n"},
+		{"ClusterFirst with dnsConfig", corev1.PodSpec{DNSConfig: &corev1.PodDNSConfig{
+			Searches: []string{"lab.example"}, Options: []corev1.PodDNSConfigOption{{Name: "ndots", Value: ptr.To("2")}}}},
+			"search shop.svc.cluster.local svc.cluster.local cluster.local corp.example lab.example\nnameserver 169.254.64.1\noptions ndots:2\n"},
+		{"Default: the host's", corev1.PodSpec{DNSPolicy: corev1.DNSDefault}, host},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _ := podResolvConf(&tc.spec, []byte(host), cluster)
+			if string(got) != tc.want {
+				t.Errorf("resolv.conf:\n%s\nwant:\n%s", got, tc.want)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"io"
 	"os/exec"
 	goruntime "runtime"
 
@@ -40,6 +41,9 @@ type podNetwork struct {
 	ip   string
 	host string           // this machine's address as the replica reaches it
 	ns   *netns.Namespace // nil in the shared network
+	// gateway serves DNS and the ingress at host (Options.Gateway); nil
+	// when there is none.
+	gateway io.Closer
 }
 
 // sharedNetwork is every replica's network in NetworkShared.
@@ -54,7 +58,28 @@ func (rt *Runtime) openNetwork() (*podNetwork, error) {
 	if err != nil {
 		return nil, err
 	}
-	return isolatedNetwork(ns), nil
+	n := isolatedNetwork(ns)
+	if rt.opts.Gateway != nil {
+		// A gateway that cannot listen (another server holds port 80 or
+		// 53 on every address of this machine) costs the replica its
+		// calls to other Services by name, not its start: it resolves as
+		// this machine does instead.
+		if n.gateway, err = rt.opts.Gateway.Open(n.host, n.ip); err != nil {
+			rt.log.Info("A replica's gateway could not listen: it resolves names as this machine does and reaches no other Service by name",
+				"gateway", n.host, "err", err.Error())
+			n.gateway = nil
+		}
+	}
+	return n, nil
+}
+
+// clusterDNS is the nameserver a replica's resolv.conf names as the
+// cluster's (its gateway); "" when it has none.
+func (n *podNetwork) clusterDNS() string {
+	if n == nil || n.gateway == nil {
+		return ""
+	}
+	return n.host
 }
 
 // isolatedNetwork is the network of a replica in a namespace of its own,
@@ -80,6 +105,9 @@ func (n *podNetwork) start(cmd *exec.Cmd) (stuck bool, err error) {
 func (n *podNetwork) close() error {
 	if n == nil || n.ns == nil {
 		return nil
+	}
+	if n.gateway != nil {
+		_ = n.gateway.Close()
 	}
 	return n.ns.Close()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -22,6 +23,13 @@ var DefaultHostEnv = []string{"PATH", "HOME", "USER", "TMPDIR", "LANG", "LC_ALL"
 // Options configure the local runtime. knit dev sets StateDir and leaves
 // the rest to Defaults; tests override the rest.
 type Options struct {
+	// Gateway, with NetworkIsolated, serves each replica at its gateway
+	// (the host's end of its veth) what a pod finds in a cluster: a DNS
+	// server for Routes' names and the ingress's internal listener
+	// (package gateway). The replica's resolv.conf then names it as a
+	// kubelet names the cluster's DNS. Nil: replicas get this machine's
+	// resolv.conf and reach no other Service by name.
+	Gateway Gateway
 	// StateDir is knit dev's state directory. Builds are cached in
 	// <StateDir>/builds, process output goes to <StateDir>/logs.
 	StateDir string
@@ -147,4 +155,10 @@ func (o *Options) allocatable() requests {
 		return machineAllocatable()
 	}
 	return fromList(o.Allocatable)
+}
+
+// Gateway opens the gateway of the replica at podIP, at hostIP; the
+// Closer stops it when the replica's network goes.
+type Gateway interface {
+	Open(hostIP, podIP string) (io.Closer, error)
 }

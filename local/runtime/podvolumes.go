@@ -290,7 +290,7 @@ func ownPath(path string, d fs.DirEntry, fsGroup uint32, mask fs.FileMode) error
 // them, which lets the binder reclaim those of deleted claims.
 func (r *replica) removeVolumes() error {
 	r.volumes.setUsing(nil)
-	if len(r.spec.Volumes) == 0 && len(r.spec.HostAliases) == 0 && !ownResolvConf(r.spec) {
+	if len(r.spec.Volumes) == 0 && len(r.spec.HostAliases) == 0 && !ownResolvConf(r.spec, r.clusterResolver()) {
 		return nil // nothing written: no volume, nor /etc file (processEtcMounts)
 	}
 	err := os.RemoveAll(r.volumesDir())
