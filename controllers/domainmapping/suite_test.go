@@ -15,12 +15,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crconfig "sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/knitops/knit/api"
 	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/internal/poll"
+	"github.com/knitops/knit/internal/testapi"
 )
 
 // start runs a kube-apiserver with knit's CRDs and a manager with the
@@ -28,19 +28,8 @@ import (
 // reconcilers by writing their status. Not in the unit build.
 func start(t *testing.T) (client.Client, *config.Store) {
 	t.Helper()
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run through `make test`, which builds kube-apiserver and etcd into ./bin")
-	}
 	ctrl.SetLogger(logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "charts", "knit", "crds")},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("start envtest: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := testapi.StartT(t, filepath.Join("..", "..", "charts", "knit", "crds"))
 	scheme, err := api.NewScheme()
 	if err != nil {
 		t.Fatal(err)

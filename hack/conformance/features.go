@@ -58,6 +58,15 @@ var featurePackages = []testPackage{
 		flags:  []string{"tag-header-based-routing"},
 		settle: settleShort,
 	},
+	{
+		// Knative's service-to-service call: a cluster-local Service
+		// called by its in-cluster names from another app. No flag gates
+		// it. (Its siblings need what knit dev lacks: the activator's and
+		// public Services' core/v1 Endpoints, and a way to the ingress at
+		// the 127.0.0.1 address the test hands its proxy.)
+		name:  "e2e",
+		tests: "^TestServiceToServiceCall$",
+	},
 }
 
 // knit reads config-features from knit-system (config/store.go), as

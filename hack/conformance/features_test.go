@@ -28,6 +28,7 @@ func TestFeaturePackagesAsKnativeCI(t *testing.T) {
 		"e2e/pvc":                   pvcFlags,
 		"e2e/securedefaults":        {"secure-pod-defaults"},
 		"e2e/tagheader":             {"tag-header-based-routing"},
+		"e2e":                       nil,
 	}
 	for _, p := range featurePackages {
 		if !equal(p.flags, want[p.name]) {
@@ -35,7 +36,7 @@ func TestFeaturePackagesAsKnativeCI(t *testing.T) {
 		}
 		// Only the ingress reads tag-header-based-routing: admission
 		// shows nothing of it.
-		probed := p.name != "e2e/tagheader"
+		probed := p.name != "e2e/tagheader" && p.name != "e2e"
 		if p.alpha != (p.name == "e2e/securedefaults") || p.claim != (p.name == "e2e/pvc") || (p.probe != nil) != probed {
 			t.Errorf("%s: alpha %v, claim %v, probe %v", p.name, p.alpha, p.claim, p.probe != nil)
 		}

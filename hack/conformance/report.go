@@ -184,9 +184,13 @@ func writeRows(b *bytes.Buffer, rows []*row) {
 func packageList(pkgs []testPackage) string {
 	var names []string
 	for _, p := range pkgs {
-		names = append(names, "test/"+strings.TrimPrefix(p.importPath(), "knative.dev/serving/test/"))
+		name := "`test/" + strings.TrimPrefix(p.importPath(), "knative.dev/serving/test/") + "`"
+		if p.tests != "" {
+			name += " (" + strings.NewReplacer("^(", "", ")$", "", "^", "", "$", "", "|", ", ").Replace(p.tests) + ")"
+		}
+		names = append(names, name)
 	}
-	return codeList(names)
+	return joinList(names)
 }
 
 // codeList is "`a`, `b` and `c`".
@@ -195,8 +199,13 @@ func codeList(items []string) string {
 	for i, s := range items {
 		quoted[i] = "`" + s + "`"
 	}
-	if len(quoted) < 2 {
-		return strings.Join(quoted, "")
+	return joinList(quoted)
+}
+
+// joinList is "a, b and c".
+func joinList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
 	}
-	return strings.Join(quoted[:len(quoted)-1], ", ") + " and " + quoted[len(quoted)-1]
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }

@@ -37,6 +37,9 @@ type testPackage struct {
 	// settle replaces the settle wait for flags no probe reads; 0 keeps
 	// Knative CI's.
 	settle time.Duration
+	// tests, when set, is the -test.run pattern of a package knit runs
+	// only part of (test/e2e, whose tests cover every feature).
+	tests string
 }
 
 // importPath is the Go package of p's tests.
@@ -50,8 +53,9 @@ func (p testPackage) importPath() string {
 // feature says whether p is one of the e2e feature packages.
 func (p testPackage) feature() bool { return isFeature(p.name) }
 
-// isFeature says whether a package name is an e2e feature package's.
-func isFeature(name string) bool { return strings.HasPrefix(name, "e2e/") }
+// isFeature says whether a package name is an e2e package's: a feature
+// package, or test/e2e itself.
+func isFeature(name string) bool { return name == "e2e" || strings.HasPrefix(name, "e2e/") }
 
 // conformancePackages are the packages Knative certifies an
 // implementation with.
@@ -154,11 +158,18 @@ func runSuite(ctx context.Context, o options, t *target, s suite) ([]result, err
 	if s.pkg.alpha {
 		args = append(args, "--enable-alpha")
 	}
-	if o.run != "" {
+	switch {
+	case o.run != "":
 		args = append(args, "-test.run="+o.run)
+	case s.pkg.tests != "":
+		args = append(args, "-test.run="+s.pkg.tests)
 	}
 	cmd := exec.CommandContext(ctx, s.bin, args...)
-	cmd.Env = append(os.Environ(), "GATEWAY_OVERRIDE="+t.gatewayName, "GATEWAY_NAMESPACE_OVERRIDE="+t.gatewayNS)
+	// SYSTEM_NAMESPACE is where the tests look for the system's
+	// ConfigMaps and the activator's Service, as Knative's CI points it
+	// at knative-serving: knit keeps them in knit-system.
+	cmd.Env = append(os.Environ(), "GATEWAY_OVERRIDE="+t.gatewayName, "GATEWAY_NAMESPACE_OVERRIDE="+t.gatewayNS,
+		"SYSTEM_NAMESPACE="+systemNamespace)
 	logPath := filepath.Join(o.work, strings.ReplaceAll(s.pkg.name, "/", "-")+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {

@@ -15,11 +15,11 @@ func TestResolvePackages(t *testing.T) {
 		return strings.Join(out, ",")
 	}
 	for spec, want := range map[string]string{
-		defaultSuites:                      "api/v1,api/v1beta1,runtime,e2e/initcontainers,e2e/multicontainerprobing,e2e/pvc,e2e/securedefaults,e2e/tagheader",
-		"features":                         "e2e/initcontainers,e2e/multicontainerprobing,e2e/pvc,e2e/securedefaults,e2e/tagheader",
+		defaultSuites:                      "api/v1,api/v1beta1,runtime,e2e/initcontainers,e2e/multicontainerprobing,e2e/pvc,e2e/securedefaults,e2e/tagheader,e2e",
+		"features":                         "e2e/initcontainers,e2e/multicontainerprobing,e2e/pvc,e2e/securedefaults,e2e/tagheader,e2e",
 		"conformance":                      "api/v1,api/v1beta1,runtime",
 		"e2e/pvc,runtime":                  "runtime,e2e/pvc",
-		"features, e2e/pvc,api/v1,api/v1,": "api/v1,e2e/initcontainers,e2e/multicontainerprobing,e2e/pvc,e2e/securedefaults,e2e/tagheader",
+		"features, e2e/pvc,api/v1,api/v1,": "api/v1,e2e/initcontainers,e2e/multicontainerprobing,e2e/pvc,e2e/securedefaults,e2e/tagheader,e2e",
 	} {
 		got, err := resolvePackages(spec)
 		if err != nil {
@@ -52,6 +52,7 @@ func TestImportPaths(t *testing.T) {
 		"knative.dev/serving/test/e2e/pvc",
 		"knative.dev/serving/test/e2e/securedefaults",
 		"knative.dev/serving/test/e2e/tagheader",
+		"knative.dev/serving/test/e2e",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
