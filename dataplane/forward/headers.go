@@ -111,6 +111,13 @@ func StripInternal(h http.Header) {
 	}
 }
 
+// EdgeStrips reports whether StripInternal deletes the header named k:
+// for a proxy that writes the edge's request itself rather than editing
+// a clone of the client's header.
+func EdgeStrips(k string) bool {
+	return IsInternal(k) || (strings.IndexByte(k, '_') >= 0 && governed(k))
+}
+
 // governed reports whether a header name with underscores reads, with
 // dashes, as an internal, forwarding, hop-by-hop or framing header.
 func governed(k string) bool {
@@ -174,14 +181,16 @@ func SetEdge(out *http.Request, in *http.Request) {
 	}
 	out.Header["X-Forwarded-Host"] = []string{in.Host}
 	out.Header["X-Forwarded-Proto"] = []string{proto}
-	out.Header["Forwarded"] = []string{forwardedElement(in, proto)}
+	out.Header["Forwarded"] = []string{ForwardedElement(in, proto)}
 	out.Host = in.Host
 }
 
-// forwardedElement is for=<client>;host=<host>;proto=<scheme>. An IPv6
-// node is bracketed and quoted, and the host always quoted (a port's
-// colon is not a token character).
-func forwardedElement(in *http.Request, proto string) string {
+// ForwardedElement is the RFC 7239 Forwarded element the edge sends for
+// a request in that came over proto ("http" or "https"):
+// for=<client>;host=<host>;proto=<scheme>. An IPv6 node is bracketed and
+// quoted, and the host always quoted (a port's colon is not a token
+// character).
+func ForwardedElement(in *http.Request, proto string) string {
 	client, _, err := net.SplitHostPort(in.RemoteAddr)
 	if err != nil {
 		client = in.RemoteAddr

@@ -4,12 +4,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
+	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/utils/ptr"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/dataplane/queue/queuebench"
 )
 
 // discard is a ResponseWriter that keeps nothing, so a benchmark counts
@@ -68,6 +71,57 @@ func BenchmarkRoutePick(b *testing.B) {
 			for b.Loop() {
 				tbl.route(req).pick()
 			}
+		})
+	}
+}
+
+// BenchmarkRouterLoopback is requests through the router served by an
+// http.Server, from 10 kept-alive client connections to a loopback app,
+// with the fast path on and off: what a profile of the ingress process
+// shows, less TLS.
+func BenchmarkRouterLoopback(b *testing.B) {
+	app := httptest.NewServer(queuebench.App())
+	defer app.Close()
+	port := int32(app.Listener.Addr().(*net.TCPAddr).Port)
+	for _, off := range []bool{false, true} {
+		b.Run(map[bool]string{false: "fast path", true: "fast path off"}[off], func(b *testing.B) {
+			r := NewRouter()
+			if off {
+				r.DisableFastPath()
+			}
+			r.Update(Options{}.Build(benchRoutes(),
+				[]discoveryv1.EndpointSlice{slice("hello-1", port, true, "127.0.0.1"), slice("hello-2", port, true, "127.0.0.1")}))
+			front := httptest.NewServer(r)
+			defer front.Close()
+			defer closeIdle(r)
+			req, err := queuebench.NewRequest(front.URL+"/", "hello.default.localhost", nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			const workers = 10
+			conns := make([]*queuebench.Conn, workers)
+			for i := range conns {
+				conns[i] = queuebench.NewConn(req, time.Now().Add(time.Minute))
+				defer conns[i].Close()
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for i, c := range conns {
+				n := b.N / workers
+				if i < b.N%workers {
+					n++
+				}
+				wg.Go(func() {
+					for range n {
+						if err := c.Do(); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
 		})
 	}
 }

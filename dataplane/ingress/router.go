@@ -27,6 +27,10 @@ type Router struct {
 	keys *hopauth.Keyring
 	// tls is how HTTPS is served (https.go); zero until ServeTLS.
 	tls tlsSettings
+	// upstreams are the fast path's connections (h1fast.go), unless
+	// noFastPath sends every request through proxy.
+	upstreams  upstreams
+	noFastPath bool
 }
 
 // NewRouter returns a router with an empty table, holding every request
@@ -51,7 +55,17 @@ func (r *Router) Update(t *Table) {
 	t.inherit(r.table.Load())
 	t.signWith(r.keys)
 	r.table.Store(t)
+	r.upstreams.keepOnly(t)
 	r.loadedOnce.Do(func() { close(r.loaded) })
+}
+
+// DisableFastPath sends every request through httputil.ReverseProxy,
+// the path bodies and upgrades take: to measure what the fast path
+// (h1fast.go) buys, and a way back should it ever misbehave. Call it
+// before the router serves.
+func (r *Router) DisableFastPath() {
+	r.noFastPath = true
+	r.upstreams.closeIdle()
 }
 
 // Loaded is closed once the router has its first table: from then on it
@@ -127,6 +141,10 @@ func (r *Router) forward(w http.ResponseWriter, req *http.Request, e *entry) {
 		http.Error(w, fmt.Sprintf("knit: route %s has no revision with traffic", e.route), http.StatusServiceUnavailable)
 		return
 	}
+	if r.fastPathable(req) {
+		r.forwardFast(w, req, tg)
+		return
+	}
 	req = req.WithContext(context.WithValue(req.Context(), targetKey{}, tg))
 	req.URL.Scheme = "http"
 	r.proxy.ServeHTTP(w, req)
@@ -160,10 +178,16 @@ func rewrite(pr *httputil.ProxyRequest) {
 	}
 }
 
+// proxyError answers a request the slow path could not forward.
 func proxyError(w http.ResponseWriter, req *http.Request, err error) {
 	rev := "?"
 	if tg, ok := req.Context().Value(targetKey{}).(*target); ok {
 		rev = tg.revision
 	}
+	unreachable(w, rev, err)
+}
+
+// unreachable answers 502 for a request to revision rev that failed.
+func unreachable(w http.ResponseWriter, rev string, err error) {
 	http.Error(w, fmt.Sprintf("knit: revision %s unreachable: %v", rev, err), http.StatusBadGateway)
 }

@@ -29,12 +29,20 @@ type routeSig struct {
 }
 
 // sign sets h's route signature for b, replacing whatever a client sent.
-// The signature is made once a second per Revision, not per request: an
-// HMAC per request would cost the ingress more than its routing does.
 func (b *backend) sign(h http.Header) {
-	if b.keys == nil {
-		delete(h, hopauth.RouteHeader)
+	if v := b.signature(); v != nil {
+		h[hopauth.RouteHeader] = v
 		return
+	}
+	delete(h, hopauth.RouteHeader)
+}
+
+// signature is b's route signature as a header value, nil without keys.
+// It is made once a second per Revision, not per request: an HMAC per
+// request would cost the ingress more than its routing does.
+func (b *backend) signature() []string {
+	if b.keys == nil {
+		return nil
 	}
 	now := time.Now()
 	s := b.sig.Load()
@@ -42,5 +50,5 @@ func (b *backend) sign(h http.Header) {
 		s = &routeSig{sec: now.Unix(), value: []string{b.keys.SignRoute(b.namespace, b.name, now)}}
 		b.sig.Store(s)
 	}
-	h[hopauth.RouteHeader] = s.value
+	return s.value
 }

@@ -60,9 +60,7 @@ func TestDisableFastPathSendsGETThroughTheReverseProxy(t *testing.T) {
 		if res.StatusCode != http.StatusOK || string(body) != "hi" {
 			t.Fatalf("fast path off %t: GET = %d %q, want 200 \"hi\"", off, res.StatusCode, body)
 		}
-		q.transport.h1.mu.Lock()
-		pooled := len(q.transport.h1.idle)
-		q.transport.h1.mu.Unlock()
+		pooled := q.transport.h1.Idle()
 		if want := map[bool]int{false: 1, true: 0}[off]; pooled != want {
 			t.Errorf("fast path off %t: %d connections in the fast path's pool after one GET, want %d", off, pooled, want)
 		}

@@ -3,17 +3,14 @@ package queue
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -293,51 +290,6 @@ func TestFastPathBadAnswers(t *testing.T) {
 	}
 }
 
-// The pool keeps connections for reuse up to its size, closes the ones
-// handed back beyond it, and refuses requests once closed.
-func TestConnPool(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go io.Copy(io.Discard, c)
-		}
-	}()
-	p := newConnPool(ln.Addr().String(), 1)
-	ctx := context.Background()
-	a, err := p.get(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := p.get(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.put(a)
-	p.put(b) // beyond maxIdle: closed
-	if _, err := b.conn.Write([]byte("x")); err == nil {
-		t.Error("a connection handed back to a full pool is still open")
-	}
-	if got, err := p.get(ctx); err != nil || got != a || !got.reused {
-		t.Errorf("get after put = %p (reused %t), %v; want the idle connection %p back", got, got != nil && got.reused, err, a)
-	}
-	p.put(a)
-	p.closeIdle(true)
-	if _, err := a.conn.Write([]byte("x")); err == nil {
-		t.Error("an idle connection is still open after closeIdle")
-	}
-	if _, err := p.get(ctx); err != errPoolClosed {
-		t.Errorf("get from a closed pool = %v, want errPoolClosed", err)
-	}
-}
-
 // The bytes the fast path writes parse back as the request it read.
 func TestWriteRequestHead(t *testing.T) {
 	req, err := http.ReadRequest(bufio.NewReader(strings.NewReader("GET /p?q=1 HTTP/1.1\r\nHost: h\r\nUser-Agent: ua\r\nX-A: 1\r\n\r\n")))
@@ -357,41 +309,4 @@ func TestWriteRequestHead(t *testing.T) {
 	if out.Method != "GET" || out.RequestURI != "/p?q=1" || out.Host != "h" || !cmp.Equal(out.Header, want) {
 		t.Errorf("wrote %q", buf.String())
 	}
-}
-
-// Connections idle past appIdleConnTimeout are closed by the pool's
-// timer, oldest first, and a later request dials anew.
-func TestConnPoolReapsIdle(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := newConnPool("unused:0", 10)
-		pipe := func() (*appConn, net.Conn) {
-			a, b := net.Pipe()
-			return &appConn{conn: a, headLimit: -1}, b
-		}
-		old, oldPeer := pipe()
-		p.put(old)
-		time.Sleep(appIdleConnTimeout / 2)
-		young, youngPeer := pipe()
-		p.put(young)
-
-		time.Sleep(appIdleConnTimeout/2 + time.Second)
-		if _, err := oldPeer.Read(make([]byte, 1)); err != io.EOF {
-			t.Errorf("the connection idle for %v: read %v, want EOF (closed)", appIdleConnTimeout, err)
-		}
-		p.mu.Lock()
-		idle := slices.Clone(p.idle)
-		p.mu.Unlock()
-		if len(idle) != 1 || idle[0] != young {
-			t.Errorf("idle after the first expiry = %v, want only the younger connection", idle)
-		}
-		time.Sleep(appIdleConnTimeout / 2)
-		if _, err := youngPeer.Read(make([]byte, 1)); err != io.EOF {
-			t.Errorf("the younger connection: read %v, want EOF (closed)", err)
-		}
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if len(p.idle) != 0 || p.reaper != nil {
-			t.Errorf("pool after every expiry: %d idle, reaper armed %t; want none", len(p.idle), p.reaper != nil)
-		}
-	})
 }

@@ -7,6 +7,7 @@ import (
 	"net/http/httputil"
 
 	"github.com/knitops/knit/dataplane/forward"
+	"github.com/knitops/knit/dataplane/h1proxy"
 )
 
 // Headers the queue-proxy consumes instead of passing to the app.
@@ -78,7 +79,7 @@ func newAppForwarder(addr string, t *appTransport, log *slog.Logger) *appForward
 type appTransport struct {
 	*forward.Transport
 	protocol Protocol
-	h1       *connPool
+	h1       *h1proxy.Pool
 }
 
 // newAppTransport returns pooled transports to the app at addr on
@@ -89,14 +90,14 @@ func newAppTransport(addr string, protocol Protocol, containerConcurrency int) *
 	if containerConcurrency > 0 {
 		idle = max(containerConcurrency, 100)
 	}
-	return &appTransport{Transport: forward.NewTransport(idle, idle), protocol: protocol, h1: newConnPool(addr, idle)}
+	return &appTransport{Transport: forward.NewTransport(idle, idle), protocol: protocol, h1: h1proxy.NewPool(addr, idle)}
 }
 
 // close closes every idle connection and makes the fast path's pool
 // close the ones still in use when they come back.
 func (t *appTransport) close() {
 	t.CloseIdleConnections()
-	t.h1.closeIdle(true)
+	t.h1.CloseIdle(true)
 }
 
 func (t *appTransport) RoundTrip(r *http.Request) (*http.Response, error) {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/knitops/knit/dataplane/h1proxy"
 )
 
 // TimeoutError is the cause of a request context the timeout handler ends.
@@ -154,7 +156,7 @@ type deadline struct {
 	// appConn is the fast path's connection to the app while it waits on
 	// it: an expiry aborts it directly, so the fast path needs no
 	// callback on this request's context (h1forward.go).
-	appConn atomic.Pointer[appConn]
+	appConn atomic.Pointer[h1proxy.Conn]
 
 	state     atomic.Int32
 	cause     atomic.Pointer[TimeoutError]
@@ -227,7 +229,7 @@ func (d *deadline) expire(err *TimeoutError) {
 	if d.state.CompareAndSwap(deadlineRunning, deadlineExpired) {
 		d.cancel(err)
 		if c := d.appConn.Load(); c != nil {
-			c.abort()
+			c.Abort()
 		}
 	}
 }

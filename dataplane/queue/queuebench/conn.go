@@ -3,6 +3,7 @@ package queuebench
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -102,8 +103,10 @@ func shapeURL(shape Shape, rawURL string) (*url.URL, error) {
 type Conn struct {
 	req      *Request
 	deadline time.Time
-	c        net.Conn
-	br       *bufio.Reader
+	// tls, when set, is the TLS the connection speaks HTTP/1.1 over.
+	tls *tls.Config
+	c   net.Conn
+	br  *bufio.Reader
 	// got counts the body bytes of the answer being read.
 	got int64
 }
@@ -113,6 +116,21 @@ type Conn struct {
 // hang the load generator.
 func NewConn(req *Request, deadline time.Time) *Conn {
 	return &Conn{req: req, deadline: deadline}
+}
+
+// NewTLSConn is NewConn over TLS with cfg, which should offer only
+// http/1.1 by ALPN.
+func NewTLSConn(req *Request, deadline time.Time, cfg *tls.Config) *Conn {
+	return &Conn{req: req, deadline: deadline, tls: cfg}
+}
+
+// dial opens the connection, through a TLS handshake for a TLS Conn.
+func (c *Conn) dial() (net.Conn, error) {
+	d := &net.Dialer{Timeout: 5 * time.Second, Deadline: c.deadline}
+	if c.tls != nil {
+		return tls.DialWithDialer(d, "tcp", c.req.addr, c.tls)
+	}
+	return d.Dial("tcp", c.req.addr)
 }
 
 // Close closes the connection; a later Do redials.
@@ -160,7 +178,7 @@ var (
 // a *StatusError.
 func (c *Conn) Do() error {
 	if c.c == nil {
-		nc, err := net.DialTimeout("tcp", c.req.addr, 5*time.Second)
+		nc, err := c.dial()
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package queuebench
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"slices"
@@ -37,6 +38,11 @@ type LoadSpec struct {
 	// Warmup is an unmeasured run before the measured one, which opens
 	// every connection and fills the proxies' pools.
 	Warmup time.Duration
+	// TLS, when set, sends the shape's requests over TLS with this
+	// configuration: HTTP/1.1, or HTTP/2 with HTTP2 set. The URL stays
+	// http://: only the connection changes. Not with ShapeH2C.
+	TLS   *tls.Config
+	HTTP2 bool
 	// Measure, when set, is called with true just before the measured
 	// run and with false just after it, so a caller can read counters
 	// (a proxy's CPU time) over exactly the measured requests.
@@ -97,6 +103,9 @@ type worker interface{ Do() error }
 // what closes them.
 func workerConns(spec LoadSpec, deadline time.Time) ([]worker, func(), error) {
 	conns := make([]worker, spec.Concurrency)
+	if spec.TLS != nil && spec.HTTP2 {
+		return h2TLSWorkers(spec, deadline)
+	}
 	if spec.Shape == ShapeH2C {
 		h2c := make([]*H2CConn, spec.Concurrency)
 		release := func() {
@@ -127,6 +136,9 @@ func workerConns(spec LoadSpec, deadline time.Time) ([]worker, func(), error) {
 	h1 := make([]*Conn, spec.Concurrency)
 	for i := range conns {
 		h1[i] = NewConn(req, deadline)
+		if spec.TLS != nil {
+			h1[i] = NewTLSConn(req, deadline, spec.TLS)
+		}
 		conns[i] = h1[i]
 	}
 	return conns, func() {

@@ -25,6 +25,9 @@ const (
 	// ShapeH2C is a GET over HTTP/2 cleartext with prior knowledge, which
 	// the app answers only when it too arrived over HTTP/2.
 	ShapeH2C Shape = "h2c"
+	// ShapeGet64K is a body-less GET answered with LargeBytes
+	// (Content-Length): a page or an API answer of some size.
+	ShapeGet64K Shape = "get-64k"
 )
 
 // Sizes and app paths of the shapes.
@@ -32,14 +35,20 @@ const (
 	PostBodyBytes    = 4 << 10
 	StreamBytes      = 1 << 20
 	StreamChunkBytes = 16 << 10
+	LargeBytes       = 64 << 10
 
 	PostPath   = "/post"
 	StreamPath = "/stream"
 	H2CPath    = "/h2c"
+	LargePath  = "/64k"
 )
 
-// Shapes are every shape, GET first.
+// Shapes are the shapes the request-path part measures, GET first.
 func Shapes() []Shape { return []Shape{ShapeGet, ShapePost, ShapeStream, ShapeH2C} }
+
+// EdgeShapes are the shapes a user sends through an edge proxy, as the
+// edge part measures them over any protocol.
+func EdgeShapes() []Shape { return []Shape{ShapeGet, ShapeGet64K, ShapePost} }
 
 // Label is the shape as a report names it.
 func (s Shape) Label() string {
@@ -52,13 +61,15 @@ func (s Shape) Label() string {
 		return "GET streamed 1 MiB"
 	case ShapeH2C:
 		return "h2c GET"
+	case ShapeGet64K:
+		return "GET 64 KiB"
 	}
 	return string(s)
 }
 
 // ParseShape is the shape named s.
 func ParseShape(s string) (Shape, error) {
-	for _, sh := range Shapes() {
+	for _, sh := range append(Shapes(), ShapeGet64K) {
 		if string(sh) == s {
 			return sh, nil
 		}
@@ -75,20 +86,29 @@ func (s Shape) path() string {
 		return StreamPath
 	case ShapeH2C:
 		return H2CPath
+	case ShapeGet64K:
+		return LargePath
 	}
 	return ""
 }
 
 // wantBody is how many body bytes a 200 answer to the shape carries.
 func (s Shape) wantBody() int64 {
-	if s == ShapeStream {
+	switch s {
+	case ShapeStream:
 		return StreamBytes
+	case ShapeGet64K:
+		return LargeBytes
 	}
 	return int64(len(AppBody))
 }
 
-// streamChunk is one chunk of the streamed answer.
-var streamChunk = make([]byte, StreamChunkBytes)
+// streamChunk is one chunk of the streamed answer, largeBody the large
+// one.
+var (
+	streamChunk = make([]byte, StreamChunkBytes)
+	largeBody   = make([]byte, LargeBytes)
+)
 
 // App is the trivial app every path reaches: AppBody for a GET, and the
 // shapes' answers on their paths. It refuses what a shape's request
@@ -106,6 +126,11 @@ func App() http.Handler {
 			}
 		case StreamPath:
 			stream(w)
+			return
+		case LargePath:
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.Header().Set("Content-Length", strconv.Itoa(LargeBytes))
+			w.Write(largeBody)
 			return
 		case H2CPath:
 			if r.ProtoMajor != 2 {

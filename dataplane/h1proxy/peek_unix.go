@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package queue
+package h1proxy
 
 import (
 	"net"
@@ -9,7 +9,7 @@ import (
 
 // quiet reports whether nothing waits to be read on conn, without
 // waiting: a non-blocking MSG_PEEK, one system call. False when bytes
-// are waiting, the app closed its end, or the check failed.
+// are waiting, the upstream closed its end, or the check failed.
 func quiet(conn net.Conn) bool {
 	sc, ok := conn.(syscall.Conn)
 	if !ok {
@@ -29,6 +29,6 @@ func quiet(conn net.Conn) bool {
 	}); err != nil {
 		return false
 	}
-	// No error is a byte waiting or, with none read, the app's close.
+	// No error is a byte waiting or, with none read, the upstream's close.
 	return perr == syscall.EAGAIN || perr == syscall.EWOULDBLOCK
 }

@@ -1,6 +1,6 @@
 //go:build !(linux || darwin)
 
-package queue
+package h1proxy
 
 import "net"
 
