@@ -18,7 +18,7 @@ K8S_LDFLAGS    := -X k8s.io/component-base/version.gitVersion=v$(K8S_VERSION) \
 # the targets that start a control plane, so `make test-unit` needs no ./bin.
 test chart-test run bench bench-scale: export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build generate verify-generated tools base-images test test-unit test-reliability fuzz run bench bench-scale vet fmt-check clean-tools host-packages
+.PHONY: all build generate verify-generated tools base-images test test-unit test-reliability fuzz run bench bench-scale vet fmt-check clean-tools host-packages bench-packages
 
 all: build
 
@@ -76,8 +76,11 @@ RACE_PKGS := ./dataplane/... ./local/... ./gitsync/...
 base-images: ## as root on Debian: the python and node bases dockerfile:// tests and examples build FROM, made from Debian's packages (hack/bases), cached outside the clone, linked at bin/bases
 	@hack/bases/make.sh
 
-host-packages: ## as root on Debian: runc and busybox-static, for knit dev's container images and their tests
+host-packages: ## as root on Debian: runc, busybox-static and the CNI plugins for knit dev's container images and their tests
 	@hack/host-packages.sh
+
+bench-packages: ## as root on Debian: host-packages and nginx, make bench's reference edge proxy
+	@hack/host-packages.sh nginx
 
 test: tools host-packages base-images verify-generated vet fmt-check ## everything CI runs: unit, envtest, knit dev e2e, Knative's conformance suite, and the cluster journeys (and the suite there) when root on Linux
 	go test -count=1 ./...
@@ -134,12 +137,14 @@ run: tools build ## knit, locally, embedded
 # (default and pooled transport), knit's queue-proxy, ingress →
 # queue-proxy, ingress → activator → queue-proxy, then as processes of
 # their own knit-queue, Knative's queue-proxy (make knative-queue) and the
-# pooled bare proxy, with their memory; then cold starts in knit dev.
-# Writes docs/benchmarks.md (~4 minutes). As root on Linux it adds the
+# pooled bare proxy, with their memory; then knit's ingress beside nginx
+# (Debian's, from bench-packages) at the edge; then cold starts in knit dev.
+# Writes docs/benchmarks.md (~7 minutes, the edge ~2.5 of them; -only edge
+# in BENCH_FLAGS runs and rewrites its section alone). As root on Linux it adds the
 # test cluster (make cluster): knit installed by its chart, a cold start
 # on real pods next to a plain pod of the same image, and knit's idle
 # footprint (~3 more minutes); without it the last cluster section is kept.
-bench: tools knative-queue ## request-path and cold-start benchmarks → docs/benchmarks.md
+bench: tools knative-queue bench-packages ## request-path and cold-start benchmarks → docs/benchmarks.md
 	@mkdir -p docs
 	@if [ "$$(uname -s)" = Linux ] && [ "$$(id -u)" = 0 ] && [ -z "$(BENCH_NO_CLUSTER)" ]; then \
 		$(MAKE) --no-print-directory cluster cluster-images helm && \

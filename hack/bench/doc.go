@@ -22,7 +22,13 @@
 // environment, the same knit-queue with its fast path off
 // (QUEUE_DISABLE_FAST_PATH, cc=0: its gain on its own), and the pooled
 // bare proxy (bareproxy, taking and speaking h2c as the queue-proxies do),
-// with their resident memory. Then it starts `knit dev`, scales
+// with their resident memory. Then the edge part (edge.go): knit's
+// ingress (edgeproxy, its fast path on and off) and Debian's nginx in
+// its best reverse-proxy configuration, each a process in front of the
+// same knit-queue, over HTTP/1.1, HTTP/1.1 over TLS and h2 over TLS, a
+// small GET, a 64 KiB GET and a 4 KiB POST at -edge-concurrency, and
+// new TLS connections to each; nginx's cells are left out, saying so,
+// where it is not installed. Then it starts `knit dev`, scales
 // examples/helloworld to zero and times cold starts against the same app
 // binary's own start time, as a ko:// Service and, as root with runc, as
 // an image pushed to a loopback registry (with runc's own start of it
@@ -30,7 +36,8 @@
 // by crane (-pull-runs); and, given the test cluster, cold starts on
 // real pods. It prints a markdown report and writes it to
 // docs/benchmarks.md, keeping the previous cluster section when this run
-// has none.
+// has none. -only runs some parts: without the request-path part, each
+// part run writes its own section into the page (-only edge).
 //
 // Everything shares the machine's CPU, so numbers are compared within
 // one run, never across machines or runs.

@@ -51,6 +51,31 @@ type options struct {
 	// section into out.
 	scale     bool
 	scaleOpts scaleOptions
+	// parts are the parts -only selects; empty runs them all.
+	parts []string
+	// edgeDuration and edgeConcurrency are the edge part's time per cell
+	// and concurrencies.
+	edgeDuration    time.Duration
+	edgeConcurrency []int
+	// edgeProfile is where -edge-profile writes knit's edge's profiles.
+	edgeProfile string
+}
+
+// The parts of a run, as -only names them.
+const (
+	partRequest    = "request"
+	partEdge       = "edge"
+	partCold       = "cold"
+	partDockerfile = "dockerfile"
+	partPull       = "pull"
+	partCluster    = "cluster"
+)
+
+var partNames = []string{partRequest, partEdge, partCold, partDockerfile, partPull, partCluster}
+
+// runs reports whether -only selects part.
+func (o options) runs(part string) bool {
+	return len(o.parts) == 0 || slices.Contains(o.parts, part)
 }
 
 // measures reports whether the path named name is measured (-paths).
@@ -86,8 +111,24 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.scaleOpts.warm, "scale-warm", 200, "Services the scale part applies at once at initial scale 1 (a replica each)")
 	flag.IntVar(&o.scaleOpts.repo, "scale-repo", 100, "Services in the repository the scale part pushes")
 	flag.DurationVar(&o.scaleOpts.idle, "scale-idle", 30*time.Second, "how long the scale part measures knit dev idle")
+	onlyParts := flag.String("only", "", "comma-separated parts to run (default all): "+strings.Join(partNames, ",")+
+		"; without request, each part's section is put into -out in place of its last one")
+	flag.DurationVar(&o.edgeDuration, "edge-duration", 2*time.Second, "measured time per proxy, protocol, shape and concurrency of the edge part")
+	edgeConc := flag.String("edge-concurrency", "10,100", "comma-separated closed-loop concurrencies of the edge part")
+	flag.StringVar(&o.edgeProfile, "edge-profile", "", "after the edge part, profile knit's edge under the GET load at -queue-profile-c over each protocol and write its CPU and allocation profiles to this directory")
 	flag.Parse()
 	var err error
+	if *onlyParts != "" {
+		for _, name := range strings.Split(*onlyParts, ",") {
+			if !slices.Contains(partNames, name) {
+				return o, fmt.Errorf("-only: unknown part %q (have %s)", name, strings.Join(partNames, ","))
+			}
+			o.parts = append(o.parts, name)
+		}
+	}
+	if o.edgeConcurrency, err = parseConcurrency("-edge-concurrency", *edgeConc); err != nil {
+		return o, err
+	}
 	if o.concurrency, err = parseConcurrency("-concurrency", *conc); err != nil {
 		return o, err
 	}
@@ -108,26 +149,41 @@ func parseFlags() (options, error) {
 			o.only = append(o.only, name)
 		}
 	}
-	switch o.knativeQueue {
-	case "off":
-		o.knativeQueue = ""
-	case "":
-		o.knativeQueue = filepath.Join(o.binDir, "knative-queue")
-		fallthrough
-	default:
-		if _, err := os.Stat(o.knativeQueue); err != nil {
-			return o, fmt.Errorf("-knative-queue: %w (make knative-queue builds it; -knative-queue off skips Knative's paths)", err)
-		}
-		abs, err := filepath.Abs(o.knativeQueue)
-		if err != nil {
-			return o, err
-		}
-		o.knativeQueue = abs
+	if err := o.resolveKnativeQueue(); err != nil {
+		return o, err
+	}
+	if o.edgeDuration <= 0 {
+		return o, fmt.Errorf("-edge-duration must be positive")
 	}
 	if o.slices < 1 || o.duration <= 0 || o.shapeDuration <= 0 || o.maxRequests < o.slices || o.coldRuns < 0 || o.pullRuns < 0 || o.dockerfileRuns < 0 {
 		return o, fmt.Errorf("-slices, -duration, -shape-duration and -max-requests must be positive, -cold-runs, -pull-runs and -dockerfile-runs not negative")
 	}
 	return o, nil
+}
+
+// resolveKnativeQueue makes -knative-queue an absolute path that
+// exists, or empty for "off"; a run without the request-path part, the
+// only one that uses it, needs none.
+func (o *options) resolveKnativeQueue() error {
+	switch o.knativeQueue {
+	case "off":
+		o.knativeQueue = ""
+		return nil
+	case "":
+		if !o.runs(partRequest) {
+			return nil
+		}
+		o.knativeQueue = filepath.Join(o.binDir, "knative-queue")
+	}
+	if _, err := os.Stat(o.knativeQueue); err != nil {
+		return fmt.Errorf("-knative-queue: %w (make knative-queue builds it; -knative-queue off skips Knative's paths)", err)
+	}
+	abs, err := filepath.Abs(o.knativeQueue)
+	if err != nil {
+		return err
+	}
+	o.knativeQueue = abs
+	return nil
 }
 
 // parseConcurrency reads a flag's comma-separated positive integers.
@@ -180,27 +236,36 @@ func run(ctx context.Context, o options) error {
 	if o.scale {
 		return runScale(ctx, o, root, binDir, began)
 	}
+	if !o.runs(partRequest) {
+		return runSections(ctx, o, root, binDir, began)
+	}
 	rep := &report{machine: readMachine(root), opts: o}
 
 	if rep.request, err = measureRequestPath(ctx, root, o, os.Stderr); err != nil {
 		return err
 	}
-	if o.coldRuns > 0 {
+	if o.runs(partEdge) {
+		if rep.edge, err = measureEdge(ctx, root, o, os.Stderr); err != nil {
+			return fmt.Errorf("edge: %w", err)
+		}
+		rep.edge.machine = rep.machine
+	}
+	if o.coldRuns > 0 && o.runs(partCold) {
 		if rep.cold, err = measureColdStart(ctx, root, binDir, o.coldRuns, os.Stderr); err != nil {
 			return fmt.Errorf("cold start: %w", err)
 		}
 	}
-	if o.dockerfileRuns > 0 {
+	if o.dockerfileRuns > 0 && o.runs(partDockerfile) {
 		if rep.dockerfile, err = measureDockerfile(ctx, root, binDir, o.dockerfileRuns, os.Stderr); err != nil {
 			return fmt.Errorf("dockerfile: %w", err)
 		}
 	}
-	if o.pullRuns > 0 {
+	if o.pullRuns > 0 && o.runs(partPull) {
 		if rep.pull, err = measurePull(ctx, o.pullRuns, os.Stderr); err != nil {
 			return fmt.Errorf("pull: %w", err)
 		}
 	}
-	if o.cluster != "" {
+	if o.cluster != "" && o.runs(partCluster) {
 		if rep.cluster, err = measureCluster(ctx, root, binDir, o.cluster, o.clusterRuns, os.Stderr); err != nil {
 			return fmt.Errorf("cluster: %w", err)
 		}
@@ -211,6 +276,9 @@ func run(ctx context.Context, o options) error {
 			rep.carriedCluster = carriedCluster(string(old))
 		}
 		rep.carriedScale = carriedScale(string(old))
+		if rep.edge == nil {
+			rep.carriedEdge = carriedSection(string(old), edgeHeading)
+		}
 	}
 	rep.elapsed = time.Since(began)
 

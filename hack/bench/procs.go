@@ -98,16 +98,16 @@ func (p *proxyProc) start(ctx context.Context, dir string) error {
 // check sends the readiness check, if any, and one GET of the app.
 func (p *proxyProc) check(deadline time.Time) error {
 	if p.probe != nil {
-		if err := get(p.path.url, p.probe, deadline); err != nil {
+		if err := get(p.path.url, p.path.host, p.probe, deadline); err != nil {
 			return fmt.Errorf("readiness check: %w", err)
 		}
 	}
-	return get(p.path.url, nil, deadline)
+	return get(p.path.url, p.path.host, nil, deadline)
 }
 
-// get sends one GET and wants 200.
-func get(url string, header http.Header, deadline time.Time) error {
-	req, err := queuebench.NewRequest(url, "", header)
+// get sends one GET with Host host (the URL's when empty) and wants 200.
+func get(url, host string, header http.Header, deadline time.Time) error {
+	req, err := queuebench.NewRequest(url, host, header)
 	if err != nil {
 		return err
 	}

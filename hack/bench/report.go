@@ -71,7 +71,11 @@ type report struct {
 	// carriedScale is make bench-scale's section of the page, kept as
 	// it is.
 	carriedScale string
-	elapsed      time.Duration
+	// edge is nil when the edge part was not run; carriedEdge is then
+	// the last run's section, kept as it is.
+	edge        *edgeResult
+	carriedEdge string
+	elapsed     time.Duration
 }
 
 // result is the GET cell of the path named name at concurrency c; ok is
@@ -103,6 +107,12 @@ func (r *report) markdown() string {
 	fmt.Fprintf(&b, "- Whole run: %s\n", r.elapsed.Round(time.Second))
 
 	r.writeRequestPath(&b)
+
+	if e := r.edge; e != nil {
+		b.WriteString(e.markdown())
+	} else {
+		b.WriteString(r.carriedEdge)
+	}
 
 	if c := r.cold; c != nil {
 		b.WriteString(c.markdown())
