@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -43,17 +44,27 @@ func TestPlaceholderServices(t *testing.T) {
 	}
 	eventually(t, "Service hello, the Route's placeholder", func(context.Context) (bool, string) { return placeholder("hello") })
 
-	rt := &servingv1.Route{}
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello"}, rt); err != nil {
-		t.Fatal(err)
+	// The reconciler writes the Route's status meanwhile: a conflict
+	// reads it again.
+	setTraffic := func(traffic func([]servingv1.TrafficTarget) []servingv1.TrafficTarget) {
+		t.Helper()
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			rt := &servingv1.Route{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello"}, rt); err != nil {
+				return err
+			}
+			rt.Spec.Traffic = traffic(rt.Spec.Traffic)
+			return k8s.Update(ctx, rt)
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	rt.Spec.Traffic = []servingv1.TrafficTarget{
-		{ConfigurationName: "hello", LatestRevision: ptr.To(true), Percent: ptr.To[int64](100)},
-		{RevisionName: "hello-00001", Tag: "old", Percent: ptr.To[int64](0)},
-	}
-	if err := k8s.Update(ctx, rt); err != nil {
-		t.Fatal(err)
-	}
+	setTraffic(func([]servingv1.TrafficTarget) []servingv1.TrafficTarget {
+		return []servingv1.TrafficTarget{
+			{ConfigurationName: "hello", LatestRevision: ptr.To(true), Percent: ptr.To[int64](100)},
+			{RevisionName: "hello-00001", Tag: "old", Percent: ptr.To[int64](0)},
+		}
+	})
 	eventually(t, "Service old-hello, the tag's placeholder", func(context.Context) (bool, string) { return placeholder("old-hello") })
 
 	// A tag made private on its own: its Service labelled cluster-local.
@@ -61,8 +72,9 @@ func TestPlaceholderServices(t *testing.T) {
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "old-hello"}, tagSvc); err != nil {
 		t.Fatal(err)
 	}
+	patch := client.MergeFrom(tagSvc.DeepCopy())
 	tagSvc.Labels[servingv1.VisibilityLabelKey] = "cluster-local"
-	if err := k8s.Update(ctx, tagSvc); err != nil {
+	if err := k8s.Patch(ctx, tagSvc, patch); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the private tag's URL in-cluster, the Route's still public", func(ctx context.Context) (bool, string) {
@@ -79,13 +91,7 @@ func TestPlaceholderServices(t *testing.T) {
 		return false, fmt.Sprintf("no tag in %+v", rt.Status.Traffic)
 	})
 
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello"}, rt); err != nil {
-		t.Fatal(err)
-	}
-	rt.Spec.Traffic = rt.Spec.Traffic[:1]
-	if err := k8s.Update(ctx, rt); err != nil {
-		t.Fatal(err)
-	}
+	setTraffic(func(tt []servingv1.TrafficTarget) []servingv1.TrafficTarget { return tt[:1] })
 	eventually(t, "the removed tag's Service deleted", func(ctx context.Context) (bool, string) {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "old-hello"}, &corev1.Service{})
 		return client.IgnoreNotFound(err) == nil && err != nil, fmt.Sprint(err)
