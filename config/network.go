@@ -291,3 +291,24 @@ func (a ACME) validate(enabled bool) error {
 	}
 	return nil
 }
+
+// disableExternalDomainTLSAnnotations opt a Route, its Service or a
+// DomainMapping out of external-domain-tls: Knative's current and older
+// spellings.
+var disableExternalDomainTLSAnnotations = []string{
+	"networking.knative.dev/disable-external-domain-tls",
+	"networking.knative.dev/disableExternalDomainTLS",
+	"networking.knative.dev/disableAutoTLS",
+	"networking.knative.dev/disable-auto-tls",
+}
+
+// ExternalDomainTLSDisabledBy is the annotation among annotations that
+// opts its object out of external-domain-tls; "" when none does.
+func ExternalDomainTLSDisabledBy(annotations map[string]string) string {
+	for _, key := range disableExternalDomainTLSAnnotations {
+		if strings.EqualFold(annotations[key], "true") {
+			return key
+		}
+	}
+	return ""
+}

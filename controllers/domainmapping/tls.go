@@ -25,15 +25,6 @@ import (
 // copied, or obtained from the ACME CA.
 const certificateKind = "domainmapping"
 
-// disableTLSAnnotations opt a DomainMapping out of external-domain-tls,
-// Knative's current and older spellings.
-var disableTLSAnnotations = []string{
-	"networking.knative.dev/disable-external-domain-tls",
-	"networking.knative.dev/disableExternalDomainTLS",
-	"networking.knative.dev/disableAutoTLS",
-	"networking.knative.dev/disable-auto-tls",
-}
-
 // certificate sets CertificateProvisioned and, once a certificate serves
 // the domain, its https:// URL, and says when to look again. Only a
 // claimed domain gets one: a namespace must not obtain, or publish, a
@@ -84,10 +75,8 @@ func tlsOff(dm *servingv1beta1.DomainMapping, n *config.Network) string {
 	if !n.ExternalDomainTLS {
 		return "external-domain-tls is not enabled"
 	}
-	for _, key := range disableTLSAnnotations {
-		if strings.EqualFold(dm.Annotations[key], "true") {
-			return "disabled by the annotation " + key
-		}
+	if key := config.ExternalDomainTLSDisabledBy(dm.Annotations); key != "" {
+		return "disabled by the annotation " + key
 	}
 	return ""
 }

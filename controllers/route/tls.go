@@ -12,15 +12,6 @@ import (
 	"github.com/knitops/knit/controllers/route/resources"
 )
 
-// The annotations by which a Route (or its Service) opts out of
-// external-domain-tls, Knative's current and older spellings.
-var disableTLSAnnotations = []string{
-	"networking.knative.dev/disable-external-domain-tls",
-	"networking.knative.dev/disableExternalDomainTLS",
-	"networking.knative.dev/disableAutoTLS",
-	"networking.knative.dev/disable-auto-tls",
-}
-
 // tlsOff says why rt gets no certificate; "" when it should have one.
 func tlsOff(rt *servingv1.Route, n *config.Network) string {
 	switch {
@@ -29,10 +20,8 @@ func tlsOff(rt *servingv1.Route, n *config.Network) string {
 	case rt.Labels[servingv1.VisibilityLabelKey] == "cluster-local":
 		return "the route is cluster-local"
 	}
-	for _, key := range disableTLSAnnotations {
-		if strings.EqualFold(rt.Annotations[key], "true") {
-			return "disabled by the annotation " + key
-		}
+	if key := config.ExternalDomainTLSDisabledBy(rt.Annotations); key != "" {
+		return "disabled by the annotation " + key
 	}
 	return ""
 }
