@@ -136,13 +136,14 @@ func imageManifest(path, ref string) ([]byte, error) {
 // under <state>/containers. knit dev removes a run's bundle last, after
 // runc exited (taking the container with it), the root filesystem was
 // unmounted and its snapshot removed: a bundle left is a container not
-// gone yet. Bundles are named by replica, not Revision, but every
-// Revision is at zero when a cold start is timed, so none may be left.
+// gone yet. Every Revision is at zero when a cold start is timed, so
+// none may be left. A bundle without config.json is not a run: it is a
+// spare root filesystem, made ahead for the image's next run.
 func bundlesLeft(stateDir string) int {
 	entries, _ := os.ReadDir(filepath.Join(stateDir, "containers"))
 	n := 0
 	for _, e := range entries {
-		if e.IsDir() {
+		if _, err := os.Stat(filepath.Join(stateDir, "containers", e.Name(), "config.json")); e.IsDir() && err == nil {
 			n++
 		}
 	}

@@ -70,7 +70,10 @@
 //     run` started in the replica's network and the container's cgroup.
 //     A command and args apply inside the image; nothing of this machine
 //     is visible but what is mounted. Exec probes and hooks run through
-//     `runc exec`; the Pod reports the image's digest as imageID.
+//     `runc exec`; the Pod reports the image's digest as imageID. The
+//     root filesystem of an image's next run is made ahead, once the
+//     image has run (ocispare.go): a scale from zero takes it rather than
+//     wait for the snapshotter's metadata commit and the mount.
 //
 // command and args replace the image's entrypoint and arguments as in
 // Kubernetes, with $(VAR) expanded; workingDir is honoured (default for

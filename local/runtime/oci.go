@@ -26,8 +26,10 @@ type OCI struct {
 	Images *images.Store
 	Runc   engine.Runc
 	// bundles holds one directory per container run: config.json, the
-	// mounted root filesystem, /etc/hosts and resolv.conf.
+	// mounted root filesystem, /etc/hosts and resolv.conf; and the spare
+	// root filesystems, bundles with only their rootfs.
 	bundles string
+	spares  *spareRoots
 }
 
 // OCIOptions configure OpenOCI.
@@ -66,11 +68,19 @@ func OpenOCI(ctx context.Context, opts OCIOptions) (*OCI, error) {
 	if err != nil {
 		return nil, err
 	}
+	o.spares = newSpareRoots(o.bundles, o.Images, func(id string) {
+		if err := o.teardown(context.Background(), id, o.Images); err != nil {
+			slog.Warn("Spare root filesystem not removed", "run", id, "error", err.Error())
+		}
+	})
 	return o, nil
 }
 
-// Close closes the image store.
-func (o *OCI) Close() error { return o.Images.Close() }
+// Close removes the spare root filesystems and closes the image store.
+func (o *OCI) Close() error {
+	o.spares.close()
+	return o.Images.Close()
+}
 
 // removeLeftovers tears down the bundles a killed knit dev left: its
 // containers died with it (runc's init had knit dev's runc as parent),

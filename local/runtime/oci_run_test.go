@@ -4,7 +4,12 @@ package runtime
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -226,4 +232,106 @@ func privateImage(t *testing.T, ns, tag string, cfg v1.Config) (host, ref, diges
 	digest = pushImage(t, ref, cfg, appImage())
 	create(t, testregistry.PullSecret(ns, "registry", host, registryUser, registryPassword))
 	return host, ref, digest
+}
+
+// TestScaleFromZeroTakesASpareRoot: once an image has run, the root
+// filesystem of its next run is made ahead, and a replica started from
+// zero runs in it; the spare is a mounted root with no run in it, so it
+// is neither a container nor left behind.
+func TestScaleFromZeroTakesASpareRoot(t *testing.T) {
+	startSuite(t)
+	needImages(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	// An image of this test's own (its digest unlike any other test's),
+	// so that no other test takes its spare.
+	_, ref, digest := privateImage(t, ns, "spare", v1.Config{Entrypoint: []string{"/app/httpserver"}, Env: []string{"GREETING=" + ns}})
+	app := appContainer(ref)
+	app.Env = []corev1.EnvVar{{Name: "PORT", Value: "8080"}}
+	d := revisionDeployment(ns, "spare", 1, app)
+	d.Spec.Template.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
+	create(t, d)
+	waitForDeployment(t, client.ObjectKeyFromObject(d), 2*time.Minute, "available", available)
+	first := runningContainerID(t, ns, "spare", "")
+
+	spare := waitForSpare(t, digest)
+	if "runc://"+spare == first {
+		t.Fatalf("the spare %s is the running container's own root", spare)
+	}
+	bundle := filepath.Join(suite.state, "containers", spare)
+	if _, err := os.Stat(filepath.Join(bundle, "rootfs", "app", "httpserver")); err != nil {
+		t.Fatalf("the spare's root filesystem is not the image's: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(bundle, "config.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the spare has a spec before any run took it (%v)", err)
+	}
+
+	scale(t, d, 0)
+	waitForDeployment(t, client.ObjectKeyFromObject(d), time.Minute, "no replicas", func(d *appsv1.Deployment) bool { return d.Status.Replicas == 0 })
+	scale(t, d, 1)
+	waitForDeployment(t, client.ObjectKeyFromObject(d), 2*time.Minute, "available", available)
+	if got := runningContainerID(t, ns, "spare", first); got != "runc://"+spare {
+		t.Fatalf("the replica started from zero runs %s; want the spare runc://%s", got, spare)
+	}
+	if _, err := os.Stat(filepath.Join(suite.state, "containers", strings.TrimPrefix(first, "runc://"))); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the first run's bundle is still there after it stopped (%v)", err)
+	}
+}
+
+// waitForSpare waits for the suite's image runtime to hold a spare root
+// filesystem of the image with digest, and answers its run id.
+func waitForSpare(t *testing.T, digest string) string {
+	t.Helper()
+	spares := suite.oci.spares
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		spares.mu.Lock()
+		id, ok := spares.ready[digest]
+		spares.mu.Unlock()
+		if ok {
+			return id
+		}
+	}
+	t.Fatalf("no spare root filesystem of %s made", digest)
+	return ""
+}
+
+// runningContainerID waits for the one Pod labelled app=name whose first
+// container runs, as another run than not, and answers its container ID.
+// Pods are written after their replicas start.
+func runningContainerID(t *testing.T, ns, name, not string) string {
+	t.Helper()
+	last := "no pod"
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		var pods corev1.PodList
+		if err := suite.reader.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{"app": name}); err != nil {
+			t.Fatal(err)
+		}
+		last = fmt.Sprintf("%d pods", len(pods.Items))
+		if len(pods.Items) != 1 || len(pods.Items[0].Status.ContainerStatuses) == 0 {
+			continue
+		}
+		cs := pods.Items[0].Status.ContainerStatuses[0]
+		last = fmt.Sprintf("container %s running: %v", cs.ContainerID, cs.State.Running != nil)
+		if cs.State.Running != nil && cs.ContainerID != "" && cs.ContainerID != not {
+			return cs.ContainerID
+		}
+	}
+	t.Fatalf("no running container in the pod of %s: %s", name, last)
+	return ""
+}
+
+// scale sets d's replicas.
+func scale(t *testing.T, d *appsv1.Deployment, n int32) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := &appsv1.Deployment{}
+		if err := suite.client.Get(context.Background(), client.ObjectKeyFromObject(d), cur); err != nil {
+			return err
+		}
+		cur.Spec.Replicas = ptr.To(n)
+		return suite.client.Update(context.Background(), cur)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

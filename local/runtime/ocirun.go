@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/containerd/containerd/v2/core/mount"
 	securejoin "github.com/cyphar/filepath-securejoin"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	corev1 "k8s.io/api/core/v1"
@@ -29,7 +28,6 @@ type ociLaunch struct {
 	config engine.Config
 
 	mu      sync.Mutex
-	runs    int
 	current string // the running run's runc id: exec probes and hooks go there
 }
 
@@ -95,12 +93,15 @@ type ociRun struct {
 // knit wrote bound it). teardown must follow the run's end.
 func (r *replica) startOCI(ctx context.Context, c *corev1.Container, o *ociLaunch, out output, cg *cgroups.Container) (*process, *ociRun, error) {
 	oci := r.rt.opts.OCI
-	o.mu.Lock()
-	o.runs++
-	run := &ociRun{id: fmt.Sprintf("knit-%s-%s-%d", r.id, c.Name, o.runs)}
-	o.mu.Unlock()
-	run.bundle = filepath.Join(oci.bundles, run.id)
-	p, err := r.startOCIRun(ctx, c, o, run, out, cg)
+	began := time.Now()
+	id, spare, err := oci.spares.take(ctx, o.image)
+	run := &ociRun{id: id, bundle: filepath.Join(oci.bundles, id)}
+	var p *process
+	if err == nil {
+		// Where a cold start's time goes before runc's own share.
+		r.log.V(1).Info("Container root filesystem ready", "container", c.Name, "run", run.id, "spare", spare, "took", time.Since(began))
+		p, err = r.startOCIRun(c, o, run, out, cg)
+	}
 	if err != nil {
 		if terr := oci.teardown(ctx, run.id, oci.Images); terr != nil {
 			r.log.Error(terr, "Container run not cleaned up", "container", c.Name)
@@ -113,22 +114,12 @@ func (r *replica) startOCI(ctx context.Context, c *corev1.Container, o *ociLaunc
 	return p, run, nil
 }
 
-func (r *replica) startOCIRun(ctx context.Context, c *corev1.Container, o *ociLaunch, run *ociRun, out output, cg *cgroups.Container) (*process, error) {
+// startOCIRun starts run over its mounted root filesystem: the user
+// looked up in it, the working directory made, /etc files and the spec
+// written, then runc.
+func (r *replica) startOCIRun(c *corev1.Container, o *ociLaunch, run *ociRun, out output, cg *cgroups.Container) (*process, error) {
 	oci := r.rt.opts.OCI
 	rootfs := filepath.Join(run.bundle, "rootfs")
-	if err := os.MkdirAll(rootfs, 0o700); err != nil {
-		return nil, err
-	}
-	began := time.Now()
-	ms, err := oci.Images.Prepare(ctx, run.id, o.image)
-	if err != nil {
-		return nil, err
-	}
-	prepared := time.Now()
-	if err := mount.All(ms, rootfs); err != nil {
-		return nil, fmt.Errorf("mount root filesystem: %w", err)
-	}
-	mounted := time.Now()
 	u, f := resolveOCIUser(rootfs, o.image.Config.User, r.spec, c, r.pod)
 	if f != nil {
 		return nil, failureError{f}
@@ -157,9 +148,6 @@ func (r *replica) startOCIRun(ctx context.Context, c *corev1.Container, o *ociLa
 	if err := oci.Runc.WriteBundle(run.bundle, spec); err != nil {
 		return nil, err
 	}
-	// Where a cold start's time goes before runc's own share.
-	r.log.V(1).Info("Container bundle ready", "container", c.Name, "run", run.id,
-		"snapshot", prepared.Sub(began), "mount", mounted.Sub(prepared), "bundle", time.Since(mounted))
 	return startProcess(oci.Runc.RunArgv(run.id, run.bundle), []string{"PATH=" + defaultPath}, run.bundle, out, r.net, cg, nil, nil)
 }
 

@@ -71,6 +71,7 @@ var suite struct {
 	state  string
 	// ociErr is why the runtime runs no images (not root, no runc).
 	ociErr error
+	oci    *OCI
 	// expected is what the runtime announced through ExpectSlices.
 	expected announcements
 	stop     func(keepState bool) error
@@ -126,12 +127,19 @@ func setUpSuite() error {
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 
-	suite.client, suite.reader, suite.rt, suite.state = mgr.GetClient(), mgr.GetAPIReader(), rt, state
+	suite.client, suite.reader, suite.rt, suite.state, suite.oci = mgr.GetClient(), mgr.GetAPIReader(), rt, state, oci
 	suite.stop = func(keepState bool) error {
 		cancel()
 		err := <-done
 		if err == nil {
 			err = rt.Shutdown(context.Background()) // already done by the manager; must be harmless
+		}
+		if oci != nil {
+			// The spare root filesystems are mounts under the state
+			// directory: unmounted before it is removed.
+			if closeErr := oci.Close(); err == nil {
+				err = closeErr
+			}
 		}
 		if stopErr := env.Stop(); err == nil {
 			err = stopErr
