@@ -1,6 +1,9 @@
 package runtime
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Backoff is how long a crashed container waits before it is started
 // again: the kubelet's CrashLoopBackOff, but starting small, because on a
@@ -46,4 +49,19 @@ func (b Backoff) crashesInARow(streak int, ran time.Duration) int {
 		return 1
 	}
 	return streak + 1
+}
+
+// sleepCtx waits d or until ctx ends; it reports whether ctx is still live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/knitops/knit/local/probes"
 )
 
 // launch is everything needed to start a container's process.
@@ -237,21 +239,19 @@ func (r *replica) resolve(ctx context.Context, c *corev1.Container, l *launch, a
 // proberWhile is a prober of probe for container c's process p, exec
 // probes run in p's view as its user, and a context that ends with p (or
 // ctx): what a readiness or liveness probe runs under.
-func (r *replica) proberWhile(ctx context.Context, probe *corev1.Probe, c *corev1.Container, p *process, l launch) (context.Context, *prober) {
+func (r *replica) proberWhile(ctx context.Context, probe *corev1.Probe, c *corev1.Container, p *process, l launch) (context.Context, *probes.Prober) {
 	ctx, cancel := context.WithCancel(ctx)
 	go func() {
 		<-p.done
 		cancel()
 	}()
-	pr := newProber(probe, c, r.net, r.ports, l.env, l.dir)
-	r.forExec(pr, c, p.pid(), l)
-	return ctx, pr
+	return ctx, probes.New(probe, r.probeTarget(c, r.execFor(c, p.pid(), l)))
 }
 
 // probe runs the container's readiness probe for as long as p runs.
 func (r *replica) probe(ctx context.Context, i int, c *corev1.Container, p *process, l launch) {
 	ctx, pr := r.proberWhile(ctx, c.ReadinessProbe, c, p, l)
-	go pr.run(ctx, p.started, func(ready bool, failing string) {
+	go pr.Readiness(ctx, p.started, func(ready bool, failing string) {
 		msg := r.explainProbeFailure(failing) // a container on the wrong port, if one is (misbound.go)
 		r.update(regular(i), func(s *containerState) {
 			if s.pid == p.pid() {
@@ -289,14 +289,13 @@ func (r *replica) preStop(c *corev1.Container, l launch, budget time.Duration, l
 		}
 	}()
 	h := c.Lifecycle.PreStop
-	pr := newProber(nil, c, r.net, r.ports, l.env, l.dir)
-	r.forExec(pr, c, r.pidOf(c), l)
+	exec := r.execFor(c, r.pidOf(c), l)
 	var err error
 	switch {
 	case h.HTTPGet != nil:
-		err = pr.checkHTTP(ctx, h.HTTPGet)
+		err = probes.New(nil, r.probeTarget(c, exec)).HTTPGet(ctx, h.HTTPGet)
 	case h.Exec != nil:
-		err = pr.checkExec(ctx, h.Exec.Command)
+		err = exec.run(ctx, h.Exec.Command)
 	case h.Sleep != nil:
 		sleepCtx(ctx, time.Duration(h.Sleep.Seconds)*time.Second)
 	}

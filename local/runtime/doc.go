@@ -34,11 +34,14 @@
 // and keeping images), package engine (the OCI spec and runc), package
 // cgroups (the cgroup tree, limits and OOM kills: see Resources), package
 // netns (isolated replicas' network namespaces and veth pairs: see
-// Networks) and package claims (the PersistentVolumeClaim binder: see
-// Volumes). What is still here, by file: builds (build.go, buildkey.go),
-// volumes and their mounts (podvolumes.go, volumes.go, mounts*.go), the
-// container's view (view.go, confine*.go), probes, /etc/hosts and
-// resolv.conf (etcfiles.go) and node fit (nodefit.go).
+// Networks), package claims (the PersistentVolumeClaim binder: see
+// Volumes) and package probes (readiness and liveness probes run as the
+// kubelet runs them: see Readiness, crashes, stopping; probe.go and
+// liveness.go here run exec commands in the container and act on what
+// the probes find). What is still here, by file: builds (build.go,
+// buildkey.go), volumes and their mounts (podvolumes.go, volumes.go,
+// mounts*.go), the container's view (view.go, confine*.go), /etc/hosts
+// and resolv.conf (etcfiles.go) and node fit (nodefit.go).
 //
 // # Images
 //
@@ -135,7 +138,7 @@
 // Each container's readinessProbe (httpGet with headers, tcpSocket, exec,
 // grpc: the app's grpc.health.v1 service, as the kubelet asks it)
 // runs on its periodSeconds with its thresholds, an HTTP or TCP one every
-// 50ms until it first succeeds (readinessInterval); a container without
+// 50ms until it first succeeds (package probes); a container without
 // one is ready while it runs, and a replica is ready when all its
 // containers are. A livenessProbe (httpGet, tcpSocket, exec, grpc) runs as the
 // kubelet runs it: after initialDelaySeconds, every periodSeconds, and

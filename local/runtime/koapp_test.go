@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/knitops/knit/local/probes"
 )
 
 func TestKoAppPath(t *testing.T) {
@@ -63,13 +65,14 @@ func TestKoAppArgv0(t *testing.T) {
 // probe`) runs the binary built for it, with its own argv[0].
 func TestExecProbeRunsKoApp(t *testing.T) {
 	c := &corev1.Container{Name: "user-container", Image: "ko://example.com/sh"}
-	p := newProber(&corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
-		Command: []string{"/ko-app/sh", "-c", `test "$0" = /ko-app/sh || { echo "argv0 $0"; exit 1; }`},
-	}}}, c, nil, portMap{}, []string{"PATH=/usr/bin:/bin"}, t.TempDir())
-	p.argv0 = func(ctx context.Context, name string) (string, error) {
+	e := newContainerExec(nil, []string{"PATH=/usr/bin:/bin"}, t.TempDir())
+	e.argv0 = func(ctx context.Context, name string) (string, error) {
 		return koAppArgv0(ctx, name, c, func(context.Context, string) (string, error) { return "/bin/sh", nil })
 	}
-	if err := p.check(context.Background(), 5*time.Second); err != nil {
+	p := probes.New(&corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
+		Command: []string{"/ko-app/sh", "-c", `test "$0" = /ko-app/sh || { echo "argv0 $0"; exit 1; }`},
+	}}}, probes.Target{Container: c, Exec: e.run})
+	if err := p.Check(context.Background(), 5*time.Second); err != nil {
 		t.Errorf("check = %v, want the probe to run /bin/sh as /ko-app/sh", err)
 	}
 }

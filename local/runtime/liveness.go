@@ -8,49 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// failureStreak counts a liveness probe's failures in a row against its
-// failureThreshold; one success starts the count over, as in the kubelet.
-type failureStreak struct {
-	threshold, failures int32
-}
-
-// observe records one run and reports whether the probe has now failed.
-func (f *failureStreak) observe(err error) (failed bool) {
-	if err == nil {
-		f.failures = 0
-		return false
-	}
-	f.failures++
-	return f.failures >= f.threshold
-}
-
-// runLiveness probes until ctx ends, the kubelet's way for a liveness
-// probe: after initialDelaySeconds, every periodSeconds (default 10), each
-// run bounded by timeoutSeconds (default 1). After failureThreshold
-// (default 3) failures in a row, failed is called once with the kubelet's
-// message, "Liveness probe failed: …", and probing ends: the container is
-// killed and restarted, and its next run is probed afresh.
-func (p *prober) runLiveness(ctx context.Context, failed func(msg string)) {
-	s := settingsOf(p.probe)
-	if !sleepCtx(ctx, s.initialDelay) {
-		return
-	}
-	streak := failureStreak{threshold: s.failureThreshold}
-	for {
-		err := p.check(ctx, s.timeout)
-		if ctx.Err() != nil {
-			return
-		}
-		if streak.observe(err) {
-			failed("Liveness probe failed: " + err.Error())
-			return
-		}
-		if !sleepCtx(ctx, s.period) {
-			return
-		}
-	}
-}
-
 // watchLiveness runs c's liveness probe against p for as long as p runs.
 // The channel (nil without a probe, so it never fires in a select) gets
 // why the probe failed, at most once.
@@ -60,7 +17,7 @@ func (r *replica) watchLiveness(ctx context.Context, c *corev1.Container, p *pro
 	}
 	failed := make(chan string, 1)
 	ctx, pr := r.proberWhile(ctx, c.LivenessProbe, c, p, l)
-	go pr.runLiveness(ctx, func(msg string) { failed <- msg })
+	go pr.Liveness(ctx, func(msg string) { failed <- msg })
 	return failed
 }
 

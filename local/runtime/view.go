@@ -140,23 +140,25 @@ func setEnv(env []string, name, value string) []string {
 	return append(slices.Clone(env), kv)
 }
 
-// forExec makes pr run exec commands (probes, hooks) as the kubelet runs
-// them in a container: as its user, and inside its view (enterView) when
-// it has one of its own — the process pid's. A command naming the image's
-// binary finds it there when it was bound; otherwise /ko-app/<name>
-// resolves to knit dev's build (koAppArgv0).
-func (r *replica) forExec(pr *prober, c *corev1.Container, pid int, l launch) {
+// execFor is how exec commands (probes, hooks) run for container c, as
+// the kubelet runs them in a container: as its user, and inside its view
+// (enterView) when it has one of its own — the process pid's. A command
+// naming the image's binary finds it there when it was bound; otherwise
+// /ko-app/<name> resolves to knit dev's build (koAppArgv0).
+func (r *replica) execFor(c *corev1.Container, pid int, l launch) *containerExec {
+	e := newContainerExec(r.net, l.env, l.dir)
 	if l.oci != nil {
-		pr.wrapExec = r.ociExec(l.oci)
-		return
+		e.wrapExec = r.ociExec(l.oci)
+		return e
 	}
-	pr.cred = l.cred
+	e.cred = l.cred
 	if !l.mounts.empty() {
-		pr.inside, pr.limits = pid, l.mounts.limits
+		e.inside, e.limits = pid, l.mounts.limits
 	}
 	if l.image == nil {
-		pr.argv0 = r.koAppArgv0For(c)
+		e.argv0 = r.koAppArgv0For(c)
 	}
+	return e
 }
 
 // pidOf is the pid container c (or init container: names are unique

@@ -109,16 +109,16 @@ echo "argv0 $0"
 	// An exec probe of the running container: inside its view, as its user.
 	p, _ = run("wait")
 	defer p.stop(0, nil)
-	pr := newProber(nil, &corev1.Container{Name: "app"}, nil, portMap{}, []string{"PATH=/usr/bin:/bin"}, "/")
+	pr := newContainerExec(nil, []string{"PATH=/usr/bin:/bin"}, "/")
 	pr.cred, pr.inside = cred, p.pid()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	check := `test "$(id -u)" = 2020 && test -x /ko-app/app && test "$(hostname)" = hello-00001-deployment-abc-1 && test ! -e /dev/console && test -e /dev/shm/mine || { id; hostname; ls /dev /ko-app; exit 1; }`
-	if err := pr.checkExec(ctx, []string{"/bin/sh", "-c", check}); err == nil {
+	if err := pr.run(ctx, []string{"/bin/sh", "-c", check}); err == nil {
 		t.Error("the probe saw /dev/shm/mine of the container's earlier run: each start must get a /dev of its own")
 	}
 	check = strings.Replace(check, "&& test -e /dev/shm/mine ", "", 1)
-	if err := pr.checkExec(ctx, []string{"/bin/sh", "-c", "touch /dev/shm/probe && " + check}); err != nil {
+	if err := pr.run(ctx, []string{"/bin/sh", "-c", "touch /dev/shm/probe && " + check}); err != nil {
 		t.Errorf("exec probe in the container's view: %v", err)
 	}
 	if _, err := os.Stat("/dev/shm/probe"); err == nil {

@@ -1,4 +1,4 @@
-package runtime
+package probes
 
 import (
 	"context"
@@ -61,7 +61,7 @@ func TestRunLiveness(t *testing.T) {
 	failed := make(chan string, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go newProber(probe, c, nil, serverPorts(t, srv.Listener.Addr().String()), nil, "").runLiveness(ctx, func(msg string) { failed <- msg })
+	go New(probe, target(c, serverPorts(t, srv.Listener.Addr().String()), nil)).Liveness(ctx, func(msg string) { failed <- msg })
 
 	select {
 	case msg := <-failed:
