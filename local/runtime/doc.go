@@ -35,13 +35,14 @@
 // cgroups (the cgroup tree, limits and OOM kills: see Resources), package
 // netns (isolated replicas' network namespaces and veth pairs: see
 // Networks), package claims (the PersistentVolumeClaim binder: see
-// Volumes) and package probes (readiness and liveness probes run as the
+// Volumes), package probes (readiness and liveness probes run as the
 // kubelet runs them: see Readiness, crashes, stopping; probe.go and
 // liveness.go here run exec commands in the container and act on what
-// the probes find). What is still here, by file: builds (build.go,
-// buildkey.go), volumes and their mounts (podvolumes.go, volumes.go,
-// mounts*.go), the container's view (view.go, confine*.go), /etc/hosts
-// and resolv.conf (etcfiles.go) and node fit (nodefit.go).
+// the probes find) and package kobuild (building ko:// images and their
+// cache: see Images). What is still here, by file: volumes and their
+// mounts (podvolumes.go, volumes.go, mounts*.go), the container's view
+// (view.go, confine*.go), /etc/hosts and resolv.conf (etcfiles.go) and
+// node fit (nodefit.go).
 //
 // # Images
 //
@@ -49,10 +50,11 @@
 //     (ko://./dir is relative to it); an import path outside the main module
 //     is installed with `GOBIN=<cache> go install <path>@latest` instead.
 //     Binaries are cached in <state>/builds under a key computed from
-//     `go list -deps` and the hashes of local sources (see buildkey.go for
-//     the key and why), so a rebuild when nothing changed costs one go list;
-//     concurrent builds of one key run once. Each pod template pins the
-//     binary its first replica got, so its later replicas start at once.
+//     `go list -deps` and the hashes of local sources (package kobuild
+//     says what goes in the key and why), so a rebuild when nothing
+//     changed costs one go list; concurrent builds of one key run once.
+//     Each pod template pins the binary its first replica got, so its
+//     later replicas start at once.
 //   - knit://<subcommand> runs knit's subcommand, the container's args as
 //     its flags: knit://queue is the lean knit-queue binary when it lies
 //     beside Options.Executable (it starts in a few milliseconds, and the

@@ -10,12 +10,15 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/knitops/knit/local/kobuild"
 )
 
 // The image schemes knit dev runs itself.
 const (
-	// koScheme images are Go programs built from source, as ko builds them.
-	koScheme = "ko://"
+	// koScheme images are Go programs built from source, as ko builds them
+	// (package kobuild).
+	koScheme = kobuild.Scheme
 	// knitScheme images are knit's own subcommands: knit://queue is
 	// knit-queue beside the knit binary, else `knit queue`.
 	knitScheme = "knit://"
@@ -142,7 +145,7 @@ func knitCommand(executable, sub string, args []string) []string {
 }
 
 func buildFailure(image string, err error) *failure {
-	var be *buildError
+	var be *kobuild.Error
 	if errors.As(err, &be) {
 		return &failure{Reason: ReasonBuildFailed, Message: be.Error()}
 	}
@@ -167,4 +170,9 @@ func (rt *Runtime) workingDir(moduleDir string, c *corev1.Container) (string, *f
 			"container %s: workingDir %s is not a directory on this machine", c.Name, c.WorkingDir)}
 	}
 	return c.WorkingDir, nil
+}
+
+func fileExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/knitops/knit/local/kobuild"
 	"github.com/knitops/knit/local/netns"
 )
 
@@ -29,7 +30,7 @@ type Runtime struct {
 	opts       Options
 	instance   string // the state directory's ReplicaMarker value
 	buildersMu sync.Mutex
-	builders   map[string]*builder // by module dir
+	builders   map[string]*kobuild.Builder // by module dir
 	log        logr.Logger
 	client     client.Client // the manager's: cached reads, direct writes
 	reader     client.Reader // uncached, for the ConfigMaps and Secrets of env
@@ -127,27 +128,25 @@ func (rt *Runtime) buildsRun(images ...string) int64 {
 	defer rt.buildersMu.Unlock()
 	var n int64
 	for _, b := range rt.builders {
-		b.buildsMu.Lock()
 		for _, image := range images {
-			n += b.builds[image]
+			n += b.Runs(image)
 		}
-		b.buildsMu.Unlock()
 	}
 	return n
 }
 
 // builderFor is the builder of one module dir; builders share the cache,
 // where a binary's key already covers its sources.
-func (rt *Runtime) builderFor(dir string) *builder {
+func (rt *Runtime) builderFor(dir string) *kobuild.Builder {
 	rt.buildersMu.Lock()
 	defer rt.buildersMu.Unlock()
 	if b, ok := rt.builders[dir]; ok {
 		return b
 	}
 	if rt.builders == nil {
-		rt.builders = map[string]*builder{}
+		rt.builders = map[string]*kobuild.Builder{}
 	}
-	b := &builder{goCmd: rt.opts.Go, dir: dir, cache: rt.opts.buildsDir(), log: rt.log.WithName("build"), ctx: rt.ctx}
+	b := kobuild.New(rt.ctx, rt.opts.Go, dir, rt.opts.buildsDir(), rt.log.WithName("build"))
 	rt.builders[dir] = b
 	return b
 }

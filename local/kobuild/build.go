@@ -1,4 +1,4 @@
-package runtime
+package kobuild
 
 import (
 	"bytes"
@@ -31,8 +31,14 @@ const (
 // keyedEnv is the go env that decides what a build produces.
 var keyedEnv = []string{"GOVERSION", "GOOS", "GOARCH", "GOEXPERIMENT", "CGO_ENABLED", "GOFLAGS", "GOAMD64", "GOARM", "GOARM64", "GO386"}
 
-// builder turns ko:// images into binaries cached under <state>/builds.
-type builder struct {
+// Scheme is the prefix of the images a Builder builds: ko://<import
+// path>, a Go program built from source as ko builds it.
+const Scheme = "ko://"
+
+// A Builder turns the ko:// images of one module dir into binaries kept
+// in a cache directory. Builders of different module dirs may share a
+// cache: a binary's key covers its sources.
+type Builder struct {
 	goCmd string
 	dir   string // the module dir: where go runs, what ./relative paths are relative to
 	cache string
@@ -40,7 +46,7 @@ type builder struct {
 	ctx   context.Context // builds outlive the replica that asked first; they end with the runtime
 
 	buildsMu  sync.Mutex
-	builds    map[string]int64 // builds that ran (cache misses) by image, for tests
+	builds    map[string]int64 // builds that ran (cache misses) by image, for Runs
 	resolving flight[string]   // by image: replicas starting together share one go list
 	linking   flight[string]   // by key: a binary is built once however it is spelled
 
@@ -55,47 +61,60 @@ type goEnv struct {
 	mainModules []string
 }
 
-// buildError is a build that failed; its message is what BuildFailed shows.
-type buildError struct {
+// New is the Builder of the module dir dir (where go runs, what ko://./
+// paths are relative to), running goCmd and keeping binaries under
+// cache. Its builds run until ctx ends, whoever asked for them first:
+// builds outlive the replica that asked first.
+func New(ctx context.Context, goCmd, dir, cache string, log logr.Logger) *Builder {
+	return &Builder{goCmd: goCmd, dir: dir, cache: cache, log: log, ctx: ctx}
+}
+
+// An Error is a build that failed, or an image that cannot be built; its
+// message, "go build <image>: " and the first lines go printed that say
+// what went wrong, is what the runtime's BuildFailed shows. The whole
+// output is in <cache>/<key>/build.log.
+type Error struct {
 	image string
 	lines []string
 }
 
-func (e *buildError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("go build %s: %s", e.image, strings.Join(e.lines, "\n"))
 }
 
 // Build returns the path of the binary for a ko:// image, building it
-// only when its sources changed since it was last built.
-func (b *builder) Build(ctx context.Context, image string) (string, error) {
+// only when its sources changed since it was last built. Callers asking
+// for one image together share one go list, and one binary is built
+// once however its image is spelled. A build that fails is an *Error.
+func (b *Builder) Build(ctx context.Context, image string) (string, error) {
 	return b.resolving.do(ctx, image, func() (string, error) { return b.build(image) })
 }
 
-func (b *builder) build(image string) (string, error) {
-	pkg := strings.TrimPrefix(image, koScheme)
+func (b *Builder) build(image string) (string, error) {
+	pkg := strings.TrimPrefix(image, Scheme)
 	// pkg becomes an argument of go list, build and install: refuse
 	// anything but one plain package (a flag, a pattern, ../).
 	if err := kopath.Check(pkg); err != nil {
-		return "", &buildError{image: image, lines: []string{err.Error()}}
+		return "", &Error{image: image, lines: []string{err.Error()}}
 	}
 	env, err := b.goEnv()
 	if err != nil {
-		return "", &buildError{image: image, lines: []string{err.Error()}}
+		return "", &Error{image: image, lines: []string{err.Error()}}
 	}
 	pkgs, err := b.list(pkg)
 	if err != nil && !env.inMainModule(pkg) && strings.Contains(err.Error(), "no required module provides package") {
 		return b.install(image, pkg, env)
 	}
 	if err != nil {
-		return "", &buildError{image: image, lines: errorLines(err.Error())}
+		return "", &Error{image: image, lines: errorLines(err.Error())}
 	}
 	target := pkgs[len(pkgs)-1]
 	if target.Name != "main" {
-		return "", &buildError{image: image, lines: []string{fmt.Sprintf("package %s is not a main package", target.ImportPath)}}
+		return "", &Error{image: image, lines: []string{fmt.Sprintf("package %s is not a main package", target.ImportPath)}}
 	}
 	key, err := buildKey(env.keyed, pkgs, func(name string) (io.ReadCloser, error) { return os.Open(name) })
 	if err != nil {
-		return "", &buildError{image: image, lines: []string{err.Error()}}
+		return "", &Error{image: image, lines: []string{err.Error()}}
 	}
 	dir := filepath.Join(b.cache, key[:32])
 	bin := filepath.Join(dir, binaryName(target.ImportPath))
@@ -116,10 +135,10 @@ func (b *builder) build(image string) (string, error) {
 // the required version, as ko builds it): `go install <path>@latest`
 // into the cache. @latest is resolved on the
 // first use only; remove <state>/builds to pick up a newer release.
-func (b *builder) install(image, pkg string, env *goEnv) (string, error) {
+func (b *Builder) install(image, pkg string, env *goEnv) (string, error) {
 	key, err := buildKey(env.keyed, []listedPackage{{ImportPath: "install " + pkg, Standard: true}}, nil)
 	if err != nil {
-		return "", &buildError{image: image, lines: []string{err.Error()}}
+		return "", &Error{image: image, lines: []string{err.Error()}}
 	}
 	dir := filepath.Join(b.cache, key[:32])
 	bin := filepath.Join(dir, binaryName(pkg))
@@ -137,7 +156,7 @@ func (b *builder) install(image, pkg string, env *goEnv) (string, error) {
 		}
 		entries, err := os.ReadDir(gobin)
 		if err != nil || len(entries) != 1 {
-			return "", &buildError{image: image, lines: []string{fmt.Sprintf("go install %s@latest left no single binary in %s", pkg, gobin)}}
+			return "", &Error{image: image, lines: []string{fmt.Sprintf("go install %s@latest left no single binary in %s", pkg, gobin)}}
 		}
 		if err := os.Rename(filepath.Join(gobin, entries[0].Name()), bin); err != nil {
 			return "", err
@@ -149,7 +168,7 @@ func (b *builder) install(image, pkg string, env *goEnv) (string, error) {
 // run runs one go build or go install in dir (the module dir for a build,
 // the cache for an install), streaming its output to the log and to
 // <dir>/build.log; out, when set, is renamed from out.tmp on success.
-func (b *builder) run(image, dir, out string, env []string, args ...string) error {
+func (b *Builder) run(image, dir, out string, env []string, args ...string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -180,7 +199,7 @@ func (b *builder) run(image, dir, out string, env []string, args ...string) erro
 			lines = []string{err.Error()}
 		}
 		log.Info("Build failed", "error", strings.Join(lines, "\n"), "log", logFile.Name())
-		return &buildError{image: image, lines: lines}
+		return &Error{image: image, lines: lines}
 	}
 	if out != "" {
 		if err := os.Rename(out+".tmp", out); err != nil {
@@ -197,8 +216,16 @@ func (b *builder) run(image, dir, out string, env []string, args ...string) erro
 	return nil
 }
 
+// Runs counts the builds of image that ran (cache misses, not the
+// binaries found in the cache), for tests that a rebuild is saved.
+func (b *Builder) Runs(image string) int64 {
+	b.buildsMu.Lock()
+	defer b.buildsMu.Unlock()
+	return b.builds[image]
+}
+
 // list runs `go list -deps` for the key; its errors read like go build's.
-func (b *builder) list(pkg string) ([]listedPackage, error) {
+func (b *Builder) list(pkg string) ([]listedPackage, error) {
 	cmd := exec.CommandContext(b.ctx, b.goCmd, "list", "-deps", "-json="+listFields, "--", pkg)
 	cmd.Dir = b.dir
 	var stdout, stderr bytes.Buffer
@@ -226,7 +253,7 @@ func (b *builder) list(pkg string) ([]listedPackage, error) {
 
 // goEnv asks the toolchain once for what keys builds and for the main
 // modules (several in a workspace, none outside a module).
-func (b *builder) goEnv() (*goEnv, error) {
+func (b *Builder) goEnv() (*goEnv, error) {
 	b.envOnce.Do(func() {
 		cmd := exec.CommandContext(b.ctx, b.goCmd, append([]string{"env", "-json", "GOMOD"}, keyedEnv...)...)
 		cmd.Dir = b.dir

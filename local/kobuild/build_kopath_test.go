@@ -1,4 +1,4 @@
-package runtime
+package kobuild
 
 import (
 	"context"
@@ -21,7 +21,7 @@ func TestBuildRefusesFlagLikeImages(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	b := &builder{goCmd: fakeGo, dir: dir, cache: filepath.Join(dir, "builds"), log: logr.Discard(), ctx: ctx}
+	b := New(ctx, fakeGo, dir, filepath.Join(dir, "builds"), logr.Discard())
 	for image, want := range map[string]string{
 		"ko://-toolexec=/bin/sh": "starts with '-'",
 		"ko://./...":             "only dots",
