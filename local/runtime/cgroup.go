@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/knitops/knit/local/cgroups"
+	"github.com/knitops/knit/local/nodefit"
 )
 
 // replicaCgroups is the runtime's cgroup tree (package cgroups), or why
@@ -24,7 +25,7 @@ type replicaCgroups struct {
 // Without them replicas run as before, unlimited; that is said once, when
 // a container that asks for limits starts (see unenforced).
 func (rt *Runtime) openCgroups() {
-	rt.cgroups.tree, rt.cgroups.err = cgroups.OpenTree(rt.instance, treeShares(rt.node.allocatable.cpuMilli))
+	rt.cgroups.tree, rt.cgroups.err = cgroups.OpenTree(rt.instance, treeShares(rt.node.allocatable.CPUMilli))
 	if rt.cgroups.err != nil {
 		rt.log.Info("Replicas run without cgroups: resource limits are not enforced", "reason", rt.cgroups.err.Error())
 	}
@@ -62,7 +63,7 @@ func (r *replica) containerCgroup(c *corev1.Container) (*cgroups.Container, erro
 // start then waited on them (the ko:// median 30 % slower here).
 func treeShares(cpuMilli int64) int64 {
 	if cpuMilli <= 0 {
-		cpuMilli = machineAllocatable().cpuMilli
+		cpuMilli = nodefit.MachineAllocatable().CPUMilli
 	}
 	return cgroups.Shares(cpuMilli)
 }

@@ -38,11 +38,13 @@
 // Volumes), package probes (readiness and liveness probes run as the
 // kubelet runs them: see Readiness, crashes, stopping; probe.go and
 // liveness.go here run exec commands in the container and act on what
-// the probes find) and package kobuild (building ko:// images and their
-// cache: see Images). What is still here, by file: volumes and their
-// mounts (podvolumes.go, volumes.go, mounts*.go), the container's view
-// (view.go, confine*.go), /etc/hosts and resolv.conf (etcfiles.go) and
-// node fit (nodefit.go).
+// the probes find), package kobuild (building ko:// images and their
+// cache: see Images) and package nodefit (whether a pod may go to this
+// machine as a node and fits there: see Admission and room; capacity.go
+// here keeps which replicas are placed). What is still here, by file:
+// volumes and their mounts (podvolumes.go, volumes.go, mounts*.go), the
+// container's view (view.go, confine*.go) and /etc/hosts and resolv.conf
+// (etcfiles.go).
 //
 // # Images
 //
@@ -219,8 +221,8 @@
 // words, meanwhile, with nothing started and nothing of the machine
 // taken. First the volume binding check: each persistent volume claim
 // the pod names must exist and be bound (see Volumes). Then the node's
-// taints and labels (nodefit.go): knit dev registers no Node object (it
-// is the node; docs/design.md says why), so this machine is a node as a
+// taints and labels (package nodefit): knit dev registers no Node object
+// (it is the node; docs/design.md says why), so this machine is a node as a
 // kubelet registers one — named by its hostname, lowered, labelled
 // kubernetes.io/hostname, kubernetes.io/os, kubernetes.io/arch and their
 // beta. forms, plus Options.NodeLabels — untainted unless

@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/knitops/knit/local/nodefit"
 )
 
 // DefaultHostEnv names the variables of knit dev's own environment that
@@ -150,11 +152,11 @@ func (o *Options) buildsDir() string { return filepath.Join(o.StateDir, "builds"
 func (o *Options) logsDir() string   { return filepath.Join(o.StateDir, "logs") }
 
 // allocatable is Allocatable as the node counts it.
-func (o *Options) allocatable() requests {
+func (o *Options) allocatable() nodefit.Requests {
 	if o.Allocatable == nil {
-		return machineAllocatable()
+		return nodefit.MachineAllocatable()
 	}
-	return fromList(o.Allocatable)
+	return nodefit.FromList(o.Allocatable)
 }
 
 // Gateway opens the gateway of the replica at podIP, at hostIP; the

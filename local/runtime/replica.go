@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/knitops/knit/local/cgroups"
+	"github.com/knitops/knit/local/nodefit"
 )
 
 // crashVisibleFor is how long a restarted container must run and be
@@ -290,12 +291,12 @@ func (r *replica) admitAndPlace(ctx context.Context, pod *corev1.Pod, a admissio
 }
 
 // fitNode is the scheduler's TaintToleration and NodeAffinity filters
-// for this machine (nodeIdentity.unfit): a replica whose pod cannot go
+// for this machine (nodefit.Node.Unfit): a replica whose pod cannot go
 // to it waits Pending and Unschedulable, in the scheduler's words, until
 // it is stopped — a new pod template is what mends it, as this node's
 // labels and taints do not change. True when it may go.
 func (r *replica) fitNode(ctx context.Context) bool {
-	why := r.rt.node.identity.unfit(r.spec, r.log)
+	why := r.rt.node.identity.Unfit(r.spec, r.log)
 	if why == "" {
 		return true
 	}
@@ -309,7 +310,7 @@ func (r *replica) fitNode(ctx context.Context) bool {
 // replicas placed on this machine, Pending and Unschedulable meanwhile,
 // and takes its share. False when ctx ended first.
 func (r *replica) place(ctx context.Context) bool {
-	want := podRequests(r.spec)
+	want := nodefit.PodRequests(r.spec)
 	logged := ""
 	for {
 		why, retry := r.rt.node.place(r, want)

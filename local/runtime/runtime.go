@@ -18,6 +18,7 @@ import (
 
 	"github.com/knitops/knit/local/kobuild"
 	"github.com/knitops/knit/local/netns"
+	"github.com/knitops/knit/local/nodefit"
 )
 
 // errShutdown is returned once Shutdown has begun: nothing new starts.
@@ -116,7 +117,7 @@ func New(opts Options) (*Runtime, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rt := &Runtime{
 		opts: opts, log: logr.Discard(), ctx: ctx, cancel: cancel, killed: make(chan struct{}), instance: instanceID(opts.StateDir),
-		deployments: map[types.NamespacedName]*deploymentState{}, netPool: pool, node: newNode(opts.allocatable(), machineNode(opts.NodeLabels, opts.NodeTaints)),
+		deployments: map[types.NamespacedName]*deploymentState{}, netPool: pool, node: newNode(opts.allocatable(), nodefit.Machine(opts.NodeLabels, opts.NodeTaints)),
 	}
 	return rt, nil
 }
@@ -310,7 +311,7 @@ func (rt *Runtime) newReplica(key types.NamespacedName, st *deploymentState, d *
 		created: time.Now(), done: make(chan struct{}),
 		pod: podIdentity{
 			Name: key.Name + "-" + st.hash + "-" + id, Namespace: key.Namespace, UID: types.UID(rand.String(16)),
-			Labels: tmpl.Labels, Annotations: tmpl.Annotations, ServiceAccountName: sa, NodeName: rt.node.identity.name,
+			Labels: tmpl.Labels, Annotations: tmpl.Annotations, ServiceAccountName: sa, NodeName: rt.node.identity.Name,
 		},
 		containers: make([]containerState, len(tmpl.Spec.Containers)),
 		inits:      make([]containerState, len(tmpl.Spec.InitContainers)),

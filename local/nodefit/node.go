@@ -1,4 +1,4 @@
-package runtime
+package nodefit
 
 import (
 	"fmt"
@@ -22,21 +22,20 @@ const (
 	reasonNodeAffinityMatch = "1 node(s) didn't match Pod's node affinity/selector"
 )
 
-// nodeIdentity is this machine as the scheduler's filters other than
-// resources read a node: its name, labels and taints. knit dev registers
-// no Node object, so it is made here, as a kubelet would register one
-// (machineNode).
-type nodeIdentity struct {
-	name   string
-	labels map[string]string
-	taints []corev1.Taint
+// Node is a node as the scheduler's filters other than resources read
+// it: its name, labels and taints. knit dev registers no Node object, so
+// its own is made here, as a kubelet would register one (Machine).
+type Node struct {
+	Name   string
+	Labels map[string]string
+	Taints []corev1.Taint
 }
 
-// machineNode is this machine as a node: named by its hostname, lowered,
-// as the kubelet names its node, with the labels the kubelet registers
+// Machine is this machine as a node: named by its hostname, lowered, as
+// the kubelet names its node, with the labels the kubelet registers
 // (hostname, os, arch, and the beta. forms it still writes) and extra
 // over them, and taints.
-func machineNode(extra map[string]string, taints []corev1.Taint) nodeIdentity {
+func Machine(extra map[string]string, taints []corev1.Taint) Node {
 	host, err := os.Hostname()
 	if err != nil || strings.TrimSpace(host) == "" {
 		host = "localhost"
@@ -50,10 +49,10 @@ func machineNode(extra map[string]string, taints []corev1.Taint) nodeIdentity {
 		"beta.kubernetes.io/arch": goruntime.GOARCH,
 	}
 	maps.Copy(l, extra)
-	return nodeIdentity{name: name, labels: l, taints: taints}
+	return Node{Name: name, Labels: l, Taints: taints}
 }
 
-// unfit says, in the scheduler's words, why a pod of spec cannot go to
+// Unfit says, in the scheduler's words, why a pod of spec cannot go to
 // node n whatever its resources ("" when it can): a NoSchedule or
 // NoExecute taint its tolerations do not tolerate (TaintToleration, which
 // the scheduler runs first), else its nodeSelector or required node
@@ -62,7 +61,7 @@ func machineNode(extra map[string]string, taints []corev1.Taint) nodeIdentity {
 // lack of room nothing but a new pod template mends them. Preferred
 // affinity, topology spread and inter-pod affinity decide nothing with
 // one node, and are not looked at.
-func (n nodeIdentity) unfit(spec *corev1.PodSpec, log logr.Logger) string {
+func (n Node) Unfit(spec *corev1.PodSpec, log logr.Logger) string {
 	if n.untolerated(spec.Tolerations) {
 		return fmt.Sprintf("0/1 nodes are available: %s.", reasonUntoleratedTaint)
 	}
@@ -75,9 +74,9 @@ func (n nodeIdentity) unfit(spec *corev1.PodSpec, log logr.Logger) string {
 // untolerated reports a taint of n that keeps pods off it (NoSchedule,
 // NoExecute; not PreferNoSchedule) and that none of tolerations
 // tolerates.
-func (n nodeIdentity) untolerated(tolerations []corev1.Toleration) bool {
-	for i := range n.taints {
-		taint := &n.taints[i]
+func (n Node) untolerated(tolerations []corev1.Toleration) bool {
+	for i := range n.Taints {
+		taint := &n.Taints[i]
 		if taint.Effect != corev1.TaintEffectNoSchedule && taint.Effect != corev1.TaintEffectNoExecute {
 			continue
 		}
@@ -105,8 +104,8 @@ func tolerates(tolerations []corev1.Toleration, taint *corev1.Taint) bool {
 // term's expressions and fields ANDed, an empty term matches nothing). A
 // term the scheduler could not parse matches nothing either; why is
 // logged.
-func (n nodeIdentity) matches(spec *corev1.PodSpec, log logr.Logger) bool {
-	if !labels.SelectorFromSet(spec.NodeSelector).Matches(labels.Set(n.labels)) {
+func (n Node) matches(spec *corev1.PodSpec, log logr.Logger) bool {
+	if !labels.SelectorFromSet(spec.NodeSelector).Matches(labels.Set(n.Labels)) {
 		return false
 	}
 	a := spec.Affinity
@@ -129,7 +128,7 @@ func (n nodeIdentity) matches(spec *corev1.PodSpec, log logr.Logger) bool {
 // matchesTerm reports one node selector term matching n: its
 // matchExpressions on n's labels, its matchFields on n's name (the only
 // field a term may name, metadata.name, with In or NotIn and one value).
-func (n nodeIdentity) matchesTerm(term corev1.NodeSelectorTerm) (bool, error) {
+func (n Node) matchesTerm(term corev1.NodeSelectorTerm) (bool, error) {
 	if len(term.MatchExpressions) == 0 && len(term.MatchFields) == 0 {
 		return false, nil
 	}
@@ -137,14 +136,14 @@ func (n nodeIdentity) matchesTerm(term corev1.NodeSelectorTerm) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if !sel.Matches(labels.Set(n.labels)) {
+	if !sel.Matches(labels.Set(n.Labels)) {
 		return false, nil
 	}
 	fsel, err := fieldRequirements(term.MatchFields)
 	if err != nil {
 		return false, err
 	}
-	return fsel.Matches(fields.Set{"metadata.name": n.name}), nil
+	return fsel.Matches(fields.Set{"metadata.name": n.Name}), nil
 }
 
 // nodeSelectorOps are the label selector operators of a node selector

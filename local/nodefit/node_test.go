@@ -1,4 +1,4 @@
-package runtime
+package nodefit
 
 import (
 	"testing"
@@ -12,11 +12,11 @@ import (
 // node's NoSchedule and NoExecute taints, its nodeSelector and its
 // required node affinity's terms against the node's labels and name.
 func TestNodeFitAsTheScheduler(t *testing.T) {
-	n := machineNode(map[string]string{"disktype": "ssd", "zone": "3"}, []corev1.Taint{
+	n := Machine(map[string]string{"disktype": "ssd", "zone": "3"}, []corev1.Taint{
 		{Key: "dedicated", Value: "knit", Effect: corev1.TaintEffectNoSchedule},
 		{Key: "soft", Effect: corev1.TaintEffectPreferNoSchedule},
 	})
-	n.name = "dev-box"
+	n.Name = "dev-box"
 	tolerate := []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "knit", Effect: corev1.TaintEffectNoSchedule}}
 	affinity := func(terms ...corev1.NodeSelectorTerm) *corev1.Affinity {
 		return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
@@ -39,7 +39,7 @@ func TestNodeFitAsTheScheduler(t *testing.T) {
 		{"a toleration of it", corev1.PodSpec{Tolerations: tolerate}, ""},
 		{"a toleration of every taint", corev1.PodSpec{Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}}, ""},
 		{"a toleration of another value", corev1.PodSpec{Tolerations: []corev1.Toleration{{Key: "dedicated", Value: "other", Effect: corev1.TaintEffectNoSchedule}}}, taint},
-		{"a nodeSelector the node's labels match", corev1.PodSpec{Tolerations: tolerate, NodeSelector: map[string]string{"disktype": "ssd", corev1.LabelOSStable: n.labels[corev1.LabelOSStable]}}, ""},
+		{"a nodeSelector the node's labels match", corev1.PodSpec{Tolerations: tolerate, NodeSelector: map[string]string{"disktype": "ssd", corev1.LabelOSStable: n.Labels[corev1.LabelOSStable]}}, ""},
 		{"a nodeSelector they do not", corev1.PodSpec{Tolerations: tolerate, NodeSelector: map[string]string{"disktype": "hdd"}}, unmatched},
 		{"the taint before the selector", corev1.PodSpec{NodeSelector: map[string]string{"disktype": "hdd"}}, taint},
 		{"a term that matches", corev1.PodSpec{Tolerations: tolerate, Affinity: affinity(expr("disktype", corev1.NodeSelectorOpIn, "ssd", "nvme"))}, ""},
@@ -60,7 +60,7 @@ func TestNodeFitAsTheScheduler(t *testing.T) {
 		}}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := n.unfit(&tc.spec, logr.Discard()); got != tc.want {
+			if got := n.Unfit(&tc.spec, logr.Discard()); got != tc.want {
 				t.Errorf("unfit = %q, want %q", got, tc.want)
 			}
 		})
@@ -69,13 +69,13 @@ func TestNodeFitAsTheScheduler(t *testing.T) {
 
 // This machine is a node with the labels a kubelet registers.
 func TestMachineNodeLabels(t *testing.T) {
-	n := machineNode(map[string]string{"extra": "yes"}, nil)
+	n := Machine(map[string]string{"extra": "yes"}, nil)
 	for _, k := range []string{corev1.LabelHostname, corev1.LabelOSStable, corev1.LabelArchStable, "beta.kubernetes.io/os", "beta.kubernetes.io/arch", "extra"} {
-		if n.labels[k] == "" {
-			t.Errorf("label %s missing: %v", k, n.labels)
+		if n.Labels[k] == "" {
+			t.Errorf("label %s missing: %v", k, n.Labels)
 		}
 	}
-	if n.labels[corev1.LabelHostname] != n.name || n.name == "" {
-		t.Errorf("hostname label %q, node name %q: want the same, not empty", n.labels[corev1.LabelHostname], n.name)
+	if n.Labels[corev1.LabelHostname] != n.Name || n.Name == "" {
+		t.Errorf("hostname label %q, node name %q: want the same, not empty", n.Labels[corev1.LabelHostname], n.Name)
 	}
 }
