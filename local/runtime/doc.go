@@ -39,12 +39,13 @@
 // kubelet runs them: see Readiness, crashes, stopping; probe.go and
 // liveness.go here run exec commands in the container and act on what
 // the probes find), package kobuild (building ko:// images and their
-// cache: see Images) and package nodefit (whether a pod may go to this
+// cache: see Images), package nodefit (whether a pod may go to this
 // machine as a node and fits there: see Admission and room; capacity.go
-// here keeps which replicas are placed). What is still here, by file:
-// volumes and their mounts (podvolumes.go, volumes.go, mounts*.go), the
-// container's view (view.go, confine*.go) and /etc/hosts and resolv.conf
-// (etcfiles.go).
+// here keeps which replicas are placed) and package etcfiles (what a
+// pod's /etc/hosts and resolv.conf say: see Pod sandbox; etcfiles.go
+// here writes and binds them). What is still here, by file: volumes and
+// their mounts (podvolumes.go, volumes.go, mounts*.go) and the
+// container's view (view.go, confine*.go).
 //
 // # Images
 //
@@ -244,7 +245,8 @@
 // # Pod sandbox
 //
 // Once placed, a replica gets what the kubelet makes for a pod before
-// any container (sandbox.go, etcfiles.go, pidns_linux.go):
+// any container (sandbox.go, etcfiles.go and package etcfiles,
+// pidns_linux.go):
 //
 //   - runtimeClassName: knit dev has one runtime handler, runc, as
 //     containerd's default configuration has. A pod whose RuntimeClass's

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knitops/knit/local/claims"
+	"github.com/knitops/knit/local/etcfiles"
 )
 
 // podVolumes are a replica's volumes on disk, under
@@ -290,7 +291,7 @@ func ownPath(path string, d fs.DirEntry, fsGroup uint32, mask fs.FileMode) error
 // them, which lets the binder reclaim those of deleted claims.
 func (r *replica) removeVolumes() error {
 	r.volumes.setUsing(nil)
-	if len(r.spec.Volumes) == 0 && len(r.spec.HostAliases) == 0 && !ownResolvConf(r.spec, r.clusterResolver()) {
+	if len(r.spec.Volumes) == 0 && len(r.spec.HostAliases) == 0 && !etcfiles.OwnResolvConf(r.spec, r.clusterDNS()) {
 		return nil // nothing written: no volume, nor /etc file (processEtcMounts)
 	}
 	err := os.RemoveAll(r.volumesDir())

@@ -1,4 +1,4 @@
-package runtime
+package etcfiles
 
 import (
 	"strings"
@@ -16,7 +16,7 @@ func TestHostsFileAsTheKubeletWritesIt(t *testing.T) {
 		{IP: "10.1.2.3", Hostnames: []string{"foo.local", "bar.local"}},
 		{IP: "10.1.2.4", Hostnames: []string{"baz.local"}},
 	}
-	got := string(managedHosts("169.254.64.2", "hello-abc-1", aliases))
+	got := string(Hosts("169.254.64.2", "hello-abc-1", aliases))
 	want := "# Kubernetes-managed hosts file.\n" +
 		"127.0.0.1\tlocalhost\n" +
 		"::1\tlocalhost ip6-localhost ip6-loopback\n" +
@@ -31,12 +31,12 @@ func TestHostsFileAsTheKubeletWritesIt(t *testing.T) {
 	if got != want {
 		t.Errorf("managed hosts file:\n%s\nwant:\n%s", got, want)
 	}
-	if got := string(managedHosts("127.0.0.1", "p", nil)); strings.Contains(got, "HostAliases") {
+	if got := string(Hosts("127.0.0.1", "p", nil)); strings.Contains(got, "HostAliases") {
 		t.Errorf("without hostAliases the file has their section:\n%s", got)
 	}
 
 	node := "127.0.0.1 localhost\n192.168.1.5 dev-box\n"
-	got = string(hostNetworkHosts([]byte(node), aliases[:1]))
+	got = string(HostNetworkHosts([]byte(node), aliases[:1]))
 	want = "# Kubernetes-managed hosts file (host network).\n" + node +
 		"\n# Entries added by HostAliases.\n10.1.2.3\tfoo.local\tbar.local\n"
 	if got != want {
@@ -76,7 +76,7 @@ func TestResolvConfAsTheKubeletBuildsIt(t *testing.T) {
 		}}, "search ok.example\nnameserver 1.1.1.1\n", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, warnings := podResolvConf(&tc.spec, []byte(host), clusterResolver{})
+			got, warnings := ResolvConf(&tc.spec, []byte(host), ClusterDNS{})
 			if string(got) != tc.want || len(warnings) != tc.warnings {
 				t.Errorf("resolv.conf:\n%s\nwarnings %q\nwant:\n%s\nand %d warnings", got, warnings, tc.want, tc.warnings)
 			}
@@ -90,7 +90,7 @@ func TestResolvConfAsTheKubeletBuildsIt(t *testing.T) {
 // Default and None are as without one.
 func TestResolvConfWithClusterDNS(t *testing.T) {
 	host := "nameserver 10.0.0.53\nsearch corp.example\noptions ndots:2 timeout:3\n"
-	cluster := clusterResolver{server: "169.254.64.1", namespace: "shop"}
+	cluster := ClusterDNS{Server: "169.254.64.1", Namespace: "shop"}
 	for _, tc := range []struct {
 		name string
 		spec corev1.PodSpec
@@ -106,7 +106,7 @@ func TestResolvConfWithClusterDNS(t *testing.T) {
 		{"Default: the host's", corev1.PodSpec{DNSPolicy: corev1.DNSDefault}, host},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, _ := podResolvConf(&tc.spec, []byte(host), cluster)
+			got, _ := ResolvConf(&tc.spec, []byte(host), cluster)
 			if string(got) != tc.want {
 				t.Errorf("resolv.conf:\n%s\nwant:\n%s", got, tc.want)
 			}
