@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/knitops/knit/local/claims"
+	"github.com/knitops/knit/local/volumes"
 )
 
 // PersistentVolumeClaims. On a cluster a claim's life is split between
@@ -262,13 +263,13 @@ func (r *replica) ownClaim(m claimMount) error {
 	if ptr.Deref(sc.FSGroupChangePolicy, corev1.FSGroupChangeAlways) == corev1.FSGroupChangeOnRootMismatch && ownedByGroup(m.dir, gid) {
 		return nil
 	}
-	if err := setVolumeOwnership(m.dir, gid, false); err != nil {
+	if err := volumes.SetOwnership(m.dir, gid, false); err != nil {
 		return fmt.Errorf("fsGroup %d: %w", gid, err)
 	}
 	return nil
 }
 
-// ownedByGroup reports a directory that setVolumeOwnership already gave to
+// ownedByGroup reports a directory that volumes.SetOwnership already gave to
 // gid: group-owned, group read and write, setgid — the kubelet's test for
 // OnRootMismatch.
 func ownedByGroup(dir string, gid uint32) bool {

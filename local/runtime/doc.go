@@ -41,11 +41,13 @@
 // the probes find), package kobuild (building ko:// images and their
 // cache: see Images), package nodefit (whether a pod may go to this
 // machine as a node and fits there: see Admission and room; capacity.go
-// here keeps which replicas are placed) and package etcfiles (what a
-// pod's /etc/hosts and resolv.conf say: see Pod sandbox; etcfiles.go
-// here writes and binds them). What is still here, by file: volumes and
-// their mounts (podvolumes.go, volumes.go, mounts*.go) and the
-// container's view (view.go, confine*.go).
+// here keeps which replicas are placed), package etcfiles (what a pod's
+// /etc/hosts and resolv.conf say: see Pod sandbox; etcfiles.go here
+// writes and binds them) and package volumes (the files of volumes of
+// API data, their atomic layout and fsGroup ownership: see Volumes;
+// podvolumes.go and volumesync.go here decide when a replica's are
+// written, resynced and removed). What is still here, by file: mounts
+// (mounts*.go) and the container's view (view.go, confine*.go).
 //
 // # Images
 //
@@ -364,9 +366,9 @@
 //
 // configMap, secret, projected (ConfigMaps, Secrets, the downward API and
 // service-account tokens), downwardAPI and emptyDir volumes are written
-// as the kubelet writes them — every key or the items asked, at their
-// paths, with defaultMode or each item's mode (0644 unless set), a missing
-// optional source or key left out — under
+// as the kubelet writes them (package volumes) — every key or the items
+// asked, at their paths, with defaultMode or each item's mode (0644
+// unless set), a missing optional source or key left out — under
 // <state>/volumes/<namespace>/<pod>/<volume> when the replica's first
 // container that mounts one is set up, and removed when the replica's
 // last process is gone (and at start, for a knit dev that was killed). A

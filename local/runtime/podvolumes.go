@@ -2,14 +2,11 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -20,6 +17,7 @@ import (
 
 	"github.com/knitops/knit/local/claims"
 	"github.com/knitops/knit/local/etcfiles"
+	"github.com/knitops/knit/local/volumes"
 )
 
 // podVolumes are a replica's volumes on disk, under
@@ -32,10 +30,10 @@ type podVolumes struct {
 	mu       sync.Mutex
 	prepared bool
 	// written is each API-data volume's payload as it is on disk.
-	written map[string]payload
+	written map[string]volumes.Payload
 	// failing is each volume's last refresh error, logged once.
 	failing map[string]string
-	tokens  tokenCache
+	tokens  volumes.TokenCache
 
 	// resolving makes the replica's containers take turns resolving its
 	// claims (resolveClaims), so they mount the same directories.
@@ -84,7 +82,7 @@ func (r *replica) mountsFor(ctx context.Context, c *corev1.Container, env *envLi
 			sub = expand(m.SubPathExpr, env.lookup)
 		}
 		dir, readOnly := r.volumeDir(&r.spec.Volumes[i], claims)
-		source, err := subPathSource(dir, sub)
+		source, err := volumes.SubPath(dir, sub)
 		if err != nil {
 			return nil, &failure{Reason: ReasonFailedMount, Message: fmt.Sprintf("container %s: volume %q at %s: %v", c.Name, m.Name, m.MountPath, err)}
 		}
@@ -104,23 +102,23 @@ func (r *replica) volumeDir(v *corev1.Volume, claims map[string]claimMount) (dir
 	if m, ok := claims[v.Name]; ok && v.PersistentVolumeClaim != nil {
 		return m.dir, m.readOnly
 	}
-	return filepath.Join(r.volumesDir(), v.Name), apiData(v)
+	return filepath.Join(r.volumesDir(), v.Name), volumes.APIData(v)
 }
 
 // volumeSupport refuses, for good, a container whose mounts knit dev
 // cannot give it: mounts is mountSupport's answer (nil: this machine can),
 // and only volumes of the types Knative allows can be given. It names the
 // first volume the container cannot have and what it would take.
-func volumeSupport(c *corev1.Container, volumes []corev1.Volume, mounts error) *failure {
+func volumeSupport(c *corev1.Container, vols []corev1.Volume, mounts error) *failure {
 	for _, m := range c.VolumeMounts {
-		i := slices.IndexFunc(volumes, func(v corev1.Volume) bool { return v.Name == m.Name })
+		i := slices.IndexFunc(vols, func(v corev1.Volume) bool { return v.Name == m.Name })
 		var why string
 		switch {
 		case i < 0:
 			why = "the pod has no such volume"
 		case mounts != nil:
 			why = mounts.Error()
-		case !apiData(&volumes[i]) && volumes[i].EmptyDir == nil && volumes[i].PersistentVolumeClaim == nil:
+		case !volumes.APIData(&vols[i]) && vols[i].EmptyDir == nil && vols[i].PersistentVolumeClaim == nil:
 			why = "knit dev supports configMap, secret, projected, downwardAPI, emptyDir and persistentVolumeClaim volumes only"
 		default:
 			continue
@@ -128,37 +126,6 @@ func volumeSupport(c *corev1.Container, volumes []corev1.Volume, mounts error) *
 		return &failure{Reason: ReasonVolumesUnsupported, Message: fmt.Sprintf("container %s cannot mount volume %q at %s: %s", c.Name, m.Name, m.MountPath, why)}
 	}
 	return nil
-}
-
-// subPathSource is the path in volume dir a mount binds: dir itself, or
-// sub within it, made a directory when missing as the kubelet does. A
-// subPath that leads out of the volume through a symbolic link (an app
-// can make one in an emptyDir) is refused, as the kubelet refuses it.
-func subPathSource(dir, sub string) (string, error) {
-	if sub == "" {
-		return dir, nil
-	}
-	if err := checkVolumePath(sub); err != nil {
-		return "", fmt.Errorf("subPath: %w", err)
-	}
-	source := filepath.Join(dir, sub)
-	if _, err := os.Lstat(source); errors.Is(err, os.ErrNotExist) {
-		if err := os.MkdirAll(source, 0o755); err != nil {
-			return "", fmt.Errorf("subPath: %w", err)
-		}
-	}
-	root, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return "", fmt.Errorf("subPath: %w", err)
-	}
-	real, err := filepath.EvalSymlinks(source)
-	if err != nil {
-		return "", fmt.Errorf("subPath: %w", err)
-	}
-	if real != root && !strings.HasPrefix(real, root+string(filepath.Separator)) {
-		return "", fmt.Errorf("subPath %q leads out of the volume, to %s", sub, real)
-	}
-	return real, nil
 }
 
 // prepareVolumes writes every volume of the pod, once, and gives its
@@ -174,7 +141,7 @@ func (r *replica) prepareVolumes(ctx context.Context, claims map[string]claimMou
 	if err := os.MkdirAll(r.rt.opts.volumesDir(), 0o700); err != nil {
 		return fmt.Errorf("volumes: %w", err)
 	}
-	written := map[string]payload{}
+	written := map[string]volumes.Payload{}
 	src := r.volumeSources()
 	for i := range r.spec.Volumes {
 		v := &r.spec.Volumes[i]
@@ -185,7 +152,7 @@ func (r *replica) prepareVolumes(ctx context.Context, claims map[string]claimMou
 			}
 			continue
 		}
-		files, err := volumePayload(ctx, src, r.pod, r.spec, v)
+		files, err := volumes.PayloadOf(ctx, src, downward(r.pod), r.spec, v)
 		if err == nil {
 			err = r.writeVolume(v, files)
 		}
@@ -200,16 +167,26 @@ func (r *replica) prepareVolumes(ctx context.Context, claims map[string]claimMou
 
 // volumeSources reads the replica's volumes from the API server, its
 // tokens through its cache.
-func (r *replica) volumeSources() volumeSources {
+func (r *replica) volumeSources() volumes.Sources {
 	api := apiVolumeSources{rt: r.rt, namespace: r.pod.Namespace, serviceAccount: r.pod.ServiceAccountName}
-	return r.volumes.tokens.through(api)
+	return r.volumes.tokens.Through(api)
+}
+
+// downward is pod as the downward API of its volumes reads it: the same
+// fields its environment's valueFrom reads (podField, resourceField).
+func downward(pod podIdentity) volumes.Pod {
+	return volumes.Pod{
+		Labels: pod.Labels, Annotations: pod.Annotations,
+		Field:    func(path string) (string, error) { return podField(pod, path) },
+		Resource: resourceField,
+	}
 }
 
 // writeVolume writes one volume into its directory, afresh: an emptyDir is
 // an empty directory anyone may write (0777, as the kubelet makes it), any
 // other a read-only tree of its payload files, in the kubelet's layout
-// (writeAtomic).
-func (r *replica) writeVolume(v *corev1.Volume, files payload) error {
+// (volumes.WriteAtomic).
+func (r *replica) writeVolume(v *corev1.Volume, files volumes.Payload) error {
 	dir := filepath.Join(r.volumesDir(), v.Name)
 	if err := os.RemoveAll(dir); err != nil {
 		return err
@@ -224,8 +201,8 @@ func (r *replica) writeVolume(v *corev1.Volume, files payload) error {
 	if err := os.Chmod(dir, mode); err != nil {
 		return err
 	}
-	if apiData(v) {
-		if err := writeAtomic(dir, files); err != nil {
+	if volumes.APIData(v) {
+		if err := volumes.WriteAtomic(dir, files); err != nil {
 			return err
 		}
 	}
@@ -236,52 +213,9 @@ func (r *replica) writeVolume(v *corev1.Volume, files payload) error {
 // and knit dev may (root).
 func (r *replica) ownVolume(v *corev1.Volume, dir string) error {
 	if sc := r.spec.SecurityContext; sc != nil && sc.FSGroup != nil && os.Geteuid() == 0 {
-		return setVolumeOwnership(dir, uint32(*sc.FSGroup), apiData(v))
+		return volumes.SetOwnership(dir, uint32(*sc.FSGroup), volumes.APIData(v))
 	}
 	return nil
-}
-
-// setVolumeOwnership gives a volume to the pod's fsGroup as the kubelet's
-// SetVolumeOwnership does, so a container running as another user reads
-// (and, in an emptyDir or a claim, writes) it through the group: every
-// file and directory group-owned by fsGroup, with group read (and write
-// unless readOnly) added to its mode, directories also group search and
-// setgid so that what the app makes there stays the group's. A file gone
-// while the walk runs is skipped: a claim's directory is shared with
-// replicas already writing to it.
-func setVolumeOwnership(dir string, fsGroup uint32, readOnly bool) error {
-	mask := fs.FileMode(0o660)
-	if readOnly {
-		mask = 0o440
-	}
-	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err == nil {
-			err = ownPath(path, d, fsGroup, mask)
-		}
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
-	})
-}
-
-// ownPath is setVolumeOwnership's change to one file or directory.
-func ownPath(path string, d fs.DirEntry, fsGroup uint32, mask fs.FileMode) error {
-	if err := os.Lchown(path, -1, int(fsGroup)); err != nil {
-		return err
-	}
-	if d.Type()&fs.ModeSymlink != 0 {
-		return nil
-	}
-	fi, err := d.Info()
-	if err != nil {
-		return err
-	}
-	m := fi.Mode()&(fs.ModePerm|fs.ModeSetgid|fs.ModeSetuid|fs.ModeSticky) | mask
-	if d.IsDir() {
-		m |= fs.ModeSetgid | 0o110
-	}
-	return os.Chmod(path, m)
 }
 
 // removeVolumes removes the replica's volumes and mount points once its
@@ -306,7 +240,7 @@ type apiVolumeSources struct {
 	namespace, serviceAccount string
 }
 
-func (s apiVolumeSources) configMap(ctx context.Context, name string) (map[string][]byte, error) {
+func (s apiVolumeSources) ConfigMap(ctx context.Context, name string) (map[string][]byte, error) {
 	var cm corev1.ConfigMap
 	if err := s.rt.reader.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: name}, &cm); err != nil {
 		return nil, err
@@ -319,7 +253,7 @@ func (s apiVolumeSources) configMap(ctx context.Context, name string) (map[strin
 	return data, nil
 }
 
-func (s apiVolumeSources) secret(ctx context.Context, name string) (map[string][]byte, error) {
+func (s apiVolumeSources) Secret(ctx context.Context, name string) (map[string][]byte, error) {
 	var sec corev1.Secret
 	if err := s.rt.reader.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: name}, &sec); err != nil {
 		return nil, err
@@ -327,11 +261,11 @@ func (s apiVolumeSources) secret(ctx context.Context, name string) (map[string][
 	return sec.Data, nil
 }
 
-// token asks the API server's TokenRequest for a token of the pod's
+// Token asks the API server's TokenRequest for a token of the pod's
 // service account. It is not bound to the pod, which exists in knit dev
 // only as this replica: the API server would refuse a binding to a Pod
 // it does not have.
-func (s apiVolumeSources) token(ctx context.Context, audience string, expirationSeconds int64) ([]byte, error) {
+func (s apiVolumeSources) Token(ctx context.Context, audience string, expirationSeconds int64) ([]byte, error) {
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: s.serviceAccount}}
 	if err := s.ensureDefaultServiceAccount(ctx, sa); err != nil {
 		return nil, err

@@ -1,23 +1,14 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
-	"maps"
 	"path/filepath"
 	"slices"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-)
 
-// tokenRefreshAge is the share of a projected token's lifetime after which
-// it is requested again, and tokenMaxAge the age at which it is whatever
-// its lifetime: the kubelet's token manager rotates at 80% or 24 hours.
-const (
-	tokenRefreshAge = 0.8
-	tokenMaxAge     = 24 * time.Hour
+	"github.com/knitops/knit/local/volumes"
 )
 
 // syncVolumes keeps the replica's volumes of API data current until ctx
@@ -43,7 +34,7 @@ func (r *replica) syncVolumes(ctx context.Context) {
 }
 
 func (r *replica) hasAPIData() bool {
-	return slices.ContainsFunc(r.spec.Volumes, func(v corev1.Volume) bool { return apiData(&v) })
+	return slices.ContainsFunc(r.spec.Volumes, func(v corev1.Volume) bool { return volumes.APIData(&v) })
 }
 
 // refreshVolumes is one pass of syncVolumes, once the volumes are written.
@@ -56,13 +47,13 @@ func (r *replica) refreshVolumes(ctx context.Context) {
 	src := r.volumeSources()
 	for i := range r.spec.Volumes {
 		v := &r.spec.Volumes[i]
-		if !apiData(v) {
+		if !volumes.APIData(v) {
 			continue
 		}
-		files, err := volumePayload(ctx, src, r.pod, r.spec, v)
-		if err == nil && !samePayload(files, r.volumes.written[v.Name]) {
+		files, err := volumes.PayloadOf(ctx, src, downward(r.pod), r.spec, v)
+		if err == nil && !files.Equal(r.volumes.written[v.Name]) {
 			dir := filepath.Join(r.volumesDir(), v.Name)
-			if err = writeAtomic(dir, files); err == nil {
+			if err = volumes.WriteAtomic(dir, files); err == nil {
 				err = r.ownVolume(v, dir)
 			}
 			if err == nil {
@@ -89,68 +80,4 @@ func (r *replica) noteRefresh(volume string, err error) {
 		delete(r.volumes.failing, volume)
 		r.log.Info("Volume updated again", "volume", volume)
 	}
-}
-
-func samePayload(a, b payload) bool {
-	return maps.EqualFunc(a, b, func(x, y volumeFile) bool { return x.mode == y.mode && bytes.Equal(x.data, y.data) })
-}
-
-// tokenCache keeps each service-account token a replica's volumes
-// project until it is due (tokenDue), so that a resync rewrites a token
-// only when the kubelet would rotate it. The zero value is ready to use.
-type tokenCache struct {
-	mu     sync.Mutex
-	now    func() time.Time // time.Now when nil
-	tokens map[tokenKey]cachedToken
-}
-
-type tokenKey struct {
-	audience          string
-	expirationSeconds int64
-}
-
-type cachedToken struct {
-	token  []byte
-	issued time.Time
-}
-
-// tokenDue says whether a token issued at issued for lifetime must be
-// requested again at now.
-func tokenDue(issued time.Time, lifetime time.Duration, now time.Time) bool {
-	age := now.Sub(issued)
-	return age >= time.Duration(float64(lifetime)*tokenRefreshAge) || age >= tokenMaxAge
-}
-
-// through is src with its tokens served from the cache.
-func (c *tokenCache) through(src volumeSources) volumeSources {
-	return cachedTokens{volumeSources: src, cache: c}
-}
-
-type cachedTokens struct {
-	volumeSources
-	cache *tokenCache
-}
-
-func (s cachedTokens) token(ctx context.Context, audience string, expirationSeconds int64) ([]byte, error) {
-	c := s.cache
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := time.Now
-	if c.now != nil {
-		now = c.now
-	}
-	key := tokenKey{audience, expirationSeconds}
-	if t, ok := c.tokens[key]; ok && !tokenDue(t.issued, time.Duration(expirationSeconds)*time.Second, now()) {
-		return t.token, nil
-	}
-	issued := now()
-	token, err := s.volumeSources.token(ctx, audience, expirationSeconds)
-	if err != nil {
-		return nil, err
-	}
-	if c.tokens == nil {
-		c.tokens = map[tokenKey]cachedToken{}
-	}
-	c.tokens[key] = cachedToken{token: token, issued: issued}
-	return token, nil
 }

@@ -1,4 +1,4 @@
-package runtime
+package volumes
 
 import (
 	"errors"
@@ -20,10 +20,10 @@ const (
 	newDataDirName = "..data_tmp"
 )
 
-// writeAtomic makes dir (which exists) hold p, in the kubelet's layout:
+// WriteAtomic makes dir (which exists) hold p, in the kubelet's layout:
 // on the first call it lays it out, on later ones it swaps the new
 // payload in and removes what the old one had and the new one has not.
-func writeAtomic(dir string, p payload) error {
+func WriteAtomic(dir string, p Payload) error {
 	old, err := os.Readlink(filepath.Join(dir, dataDirName))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -58,7 +58,7 @@ func writeAtomic(dir string, p payload) error {
 
 // linkVisible makes each top-level name of p a link through ..data, and
 // removes the links of names p no longer has.
-func linkVisible(dir string, p payload) error {
+func linkVisible(dir string, p Payload) error {
 	want := map[string]bool{}
 	for name := range p {
 		want[strings.SplitN(filepath.ToSlash(name), "/", 2)[0]] = true
