@@ -10,11 +10,17 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/containerd/containerd/v2/core/mount"
 
 	"github.com/knitops/knit/local/images"
 )
+
+// spareDelay is how long after a run takes (or makes) its root filesystem
+// the next spare is made: not while the run's own start competes for the
+// machine.
+const spareDelay = time.Second
 
 // maxSpareRoots bounds how many images keep a spare root filesystem: the
 // ones most recently started. Each costs an overlay mount, an empty
@@ -37,6 +43,7 @@ type spareRoots struct {
 	prepare func(ctx context.Context, bundle, id string, img *images.Image) error
 	// discard removes a spare that was never taken.
 	discard func(id string)
+	delay   time.Duration // spareDelay, unless a test is in a hurry
 
 	mu     sync.Mutex
 	ready  map[string]string // image digest → the spare's run id
@@ -48,7 +55,7 @@ type spareRoots struct {
 
 func newSpareRoots(bundles string, store *images.Store, discard func(id string)) *spareRoots {
 	return &spareRoots{
-		bundles: bundles, discard: discard,
+		bundles: bundles, discard: discard, delay: spareDelay,
 		prepare: func(ctx context.Context, bundle, id string, img *images.Image) error {
 			return mountRoot(ctx, store, bundle, id, img)
 		},
@@ -67,7 +74,8 @@ func newRunID() string {
 
 // take returns the run id of a root filesystem of img ready to use, and
 // whether it was a spare; without one it makes it now. Either way a new
-// spare of img is made in the background for the next run.
+// spare of img is made in the background for the next run, spareDelay
+// later.
 func (s *spareRoots) take(ctx context.Context, img *images.Image) (string, bool, error) {
 	s.mu.Lock()
 	id, spare := s.ready[img.Digest]
@@ -79,17 +87,18 @@ func (s *spareRoots) take(ctx context.Context, img *images.Image) (string, bool,
 			return id, false, err
 		}
 	}
-	s.refill(img)
+	s.mu.Lock()
+	s.touch(img.Digest)
+	s.mu.Unlock()
+	time.AfterFunc(s.delay, func() { s.refill(img) })
 	return id, spare, nil
 }
 
-// refill starts making a spare of img unless one is ready or on its way,
-// and forgets the spare of the least recently started image beyond
-// maxSpareRoots.
-func (s *spareRoots) refill(img *images.Image) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.recent = append(slices.DeleteFunc(s.recent, func(d string) bool { return d == img.Digest }), img.Digest)
+// touch makes digest the most recently started image, and forgets the
+// spare of the least recently started one beyond maxSpareRoots. s.mu is
+// held.
+func (s *spareRoots) touch(digest string) {
+	s.recent = append(slices.DeleteFunc(s.recent, func(d string) bool { return d == digest }), digest)
 	for len(s.recent) > maxSpareRoots {
 		old := s.recent[0]
 		s.recent = s.recent[1:]
@@ -98,7 +107,14 @@ func (s *spareRoots) refill(img *images.Image) {
 			s.wg.Go(func() { s.discard(id) })
 		}
 	}
-	if s.closed || s.making[img.Digest] {
+}
+
+// refill starts making a spare of img unless one is ready or on its way,
+// the image is no longer among the recently started, or s is closed.
+func (s *spareRoots) refill(img *images.Image) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.making[img.Digest] || !slices.Contains(s.recent, img.Digest) {
 		return
 	}
 	if _, ok := s.ready[img.Digest]; ok {

@@ -28,6 +28,7 @@ func (f *fakeRoots) spares(t *testing.T) *spareRoots {
 		defer f.mu.Unlock()
 		f.discarded = append(f.discarded, id)
 	})
+	s.delay = 0
 	s.prepare = func(_ context.Context, _, id string, img *images.Image) error {
 		if f.gate != nil {
 			<-f.gate
@@ -142,6 +143,9 @@ func TestSpareRootMadeAfterCloseIsDiscarded(t *testing.T) {
 	f := &fakeRoots{made: map[string]string{}, gate: make(chan struct{})}
 	s := f.spares(t)
 	img := &images.Image{Digest: "sha256:a"}
+	s.mu.Lock()
+	s.touch(img.Digest) // as a run's take does
+	s.mu.Unlock()
 	s.refill(img)
 	done := make(chan struct{})
 	go func() { s.close(); close(done) }()
@@ -165,4 +169,21 @@ func TestSpareRootMadeAfterCloseIsDiscarded(t *testing.T) {
 	if len(f.made) != 1 {
 		t.Fatalf("a spare was made after close: %v", f.made)
 	}
+}
+
+func TestSpareRootIsNotMadeDuringTheRunsStart(t *testing.T) {
+	f := &fakeRoots{made: map[string]string{}}
+	s := f.spares(t)
+	s.delay = time.Hour
+	if _, _, err := s.take(context.Background(), &images.Image{Digest: "sha256:a"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	f.mu.Lock()
+	made := len(f.made)
+	f.mu.Unlock()
+	if made != 1 {
+		t.Fatalf("%d root filesystems made right after the run's start; want only the run's own", made)
+	}
+	s.close()
 }
