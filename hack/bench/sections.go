@@ -14,6 +14,10 @@ import (
 func runSections(ctx context.Context, o options, root, binDir string, began time.Time) error {
 	m := readMachine(root)
 	var sections []string
+	// ran holds the parts' results whose targets the page's table
+	// judges, so that their rows are judged again rather than left as
+	// the last whole run judged them.
+	var ran report
 	if o.runs(partEdge) {
 		e, err := measureEdge(ctx, root, o, os.Stderr)
 		if err != nil {
@@ -28,6 +32,7 @@ func runSections(ctx context.Context, o options, root, binDir string, began time
 			return fmt.Errorf("cold start: %w", err)
 		}
 		sections = append(sections, c.markdown())
+		ran.cold = c
 	}
 	if o.dockerfileRuns > 0 && o.runs(partDockerfile) {
 		d, err := measureDockerfile(ctx, root, binDir, o.dockerfileRuns, os.Stderr)
@@ -35,6 +40,7 @@ func runSections(ctx context.Context, o options, root, binDir string, began time
 			return fmt.Errorf("dockerfile: %w", err)
 		}
 		sections = append(sections, d.markdown())
+		ran.dockerfile = d
 	}
 	if o.pullRuns > 0 && o.runs(partPull) {
 		p, err := measurePull(ctx, o.pullRuns, os.Stderr)
@@ -65,11 +71,38 @@ func runSections(ctx context.Context, o options, root, binDir string, began time
 		page = spliceSection(page, s)
 	}
 	page = afterRequestPath(page, edgeHeading)
+	page = spliceTargets(page, ran.partTargets())
 	if err := os.WriteFile(o.out, []byte(page), 0o644); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "bench: wrote %d section(s) of %s in %s\n", len(sections), o.out, time.Since(began).Round(time.Second))
 	return nil
+}
+
+// partTargets are the targets judged by the parts a partial run ran.
+func (r *report) partTargets() []target {
+	var out []target
+	if r.cold != nil {
+		out = append(out, r.coldTarget(), r.imageColdTarget())
+	}
+	if r.dockerfile != nil {
+		out = append(out, r.dockerfileTarget())
+	}
+	return out
+}
+
+// spliceTargets puts ts in place of the rows of the page's targets
+// table that judge the same targets.
+func spliceTargets(page string, ts []target) string {
+	lines := strings.Split(page, "\n")
+	for _, t := range ts {
+		for i, l := range lines {
+			if strings.HasPrefix(l, "| "+t.what+" |") {
+				lines[i] = fmt.Sprintf("| %s | %s | %s |", t.what, t.measured, t.verdict)
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // afterRequestPath moves the section under heading, if the page has

@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 func TestCarriedSectionAndPlacement(t *testing.T) {
 	page := "# Benchmarks\n\n## Request path\n\nrows\n\n## Cold start\n\ncold\n\n## The edge: knit's ingress beside nginx\n\nedge rows\n\n## Targets\n\nt\n"
@@ -24,5 +28,29 @@ func TestCarriedSectionAndPlacement(t *testing.T) {
 	}
 	if got := afterRequestPath(want, edgeHeading); got != want {
 		t.Errorf("afterRequestPath of a page in order changed it:\n%s", got)
+	}
+}
+
+func TestSpliceTargetsJudgesThePartsThatRanAgain(t *testing.T) {
+	page := "## Targets\n\n| target | measured | verdict |\n|---|---|---|\n" +
+		"| cold start < 50.0 ms beyond the app's own start (medians) | 53.4 ms − 5.9 ms = 47.4 ms | target met |\n" +
+		"| an image Revision's cold start < 100.0 ms beyond the app's own start (runc over an overlay snapshot; medians) | 123.4 ms − 5.5 ms = 117.9 ms | **target not met** |\n" +
+		"| knit-queue RSS per replica < 4.0 MiB, idle | 8.0 MiB | **target not met** |\n"
+	r := report{cold: &coldResult{
+		runs:  []coldRun{{app: 6 * time.Millisecond, ttfb: 80 * time.Millisecond}},
+		image: []coldRun{{app: 5 * time.Millisecond, ttfb: 95 * time.Millisecond}},
+	}}
+	got := spliceTargets(page, r.partTargets())
+	for _, want := range []string{
+		"| cold start < 50.0 ms beyond the app's own start (medians) | 80.0 ms − 6.0 ms = 74.0 ms | **target not met** |\n",
+		"| an image Revision's cold start < 100.0 ms beyond the app's own start (runc over an overlay snapshot; medians) | 95.0 ms − 5.0 ms = 90.0 ms | target met |\n",
+		"| knit-queue RSS per replica < 4.0 MiB, idle | 8.0 MiB | **target not met** |\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("page lacks %q:\n%s", want, got)
+		}
+	}
+	if spliceTargets(page, (&report{}).partTargets()) != page {
+		t.Error("a run of no judged part changed the targets")
 	}
 }
