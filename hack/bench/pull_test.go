@@ -150,8 +150,15 @@ func TestBundlesLeft(t *testing.T) {
 	if n := bundlesLeft(state); n != 0 {
 		t.Errorf("no containers dir: %d bundles", n)
 	}
-	for _, d := range []string{"containers/knit-abcde-user-container-1", "containers/knit-abcde-user-container-2"} {
-		if err := os.MkdirAll(filepath.Join(state, d), 0o755); err != nil {
+	for _, d := range []string{"containers/knit-0123456789abcdef", "containers/knit-fedcba9876543210", "containers/knit-5a5a5a5a5a5a5a5a"} {
+		if err := os.MkdirAll(filepath.Join(state, d, "rootfs"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two runs, each with its spec; the third bundle is a spare root
+	// filesystem, which no run has taken.
+	for _, d := range []string{"containers/knit-0123456789abcdef", "containers/knit-fedcba9876543210"} {
+		if err := os.WriteFile(filepath.Join(state, d, "config.json"), []byte("{}"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -159,6 +166,6 @@ func TestBundlesLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n := bundlesLeft(state); n != 2 {
-		t.Errorf("%d bundles; want 2 (a file is no bundle)", n)
+		t.Errorf("%d bundles; want 2 (neither a file nor a spare is a run)", n)
 	}
 }
