@@ -29,6 +29,7 @@ func runIngress(ctx context.Context, args []string, _, stderr io.Writer) error {
 	listenTLS := fs.String("listen-tls", "", "`address` HTTPS requests arrive on (HTTP/1.1 and h2 by ALPN), with the certificates of knit-system's Secrets labelled "+ingress.CertificateLabel+"; empty serves no HTTPS")
 	listenInternal := fs.String("listen-internal", "", "`address` the cluster's own callers reach through Routes' placeholder Services: every Route's in-cluster names and cluster-local Routes besides the public hosts (plain HTTP and h2c); never expose it outside the cluster. Empty serves none")
 	httpsPort := fs.Int("https-port", 443, "the `port` clients reach HTTPS on, where http-protocol Redirected sends them")
+	noFastPath := fs.Bool("disable-fast-path", false, "send every request through httputil.ReverseProxy instead of the HTTP/1 fast path: the path the fast path is checked against, and a way back should it ever misbehave")
 	keyFile := internalKeyFlag(fs)
 	if err := f.parse(fs, args); err != nil {
 		return err
@@ -44,6 +45,9 @@ func runIngress(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return err
 	}
 	router := ingress.NewRouter()
+	if *noFastPath {
+		router.DisableFastPath()
+	}
 	router.SignRoutes(keys) // the activators serve only requests it signed
 	if err := ingress.SetupWithManager(mgr, router); err != nil {
 		return err

@@ -111,6 +111,14 @@ func TestValues(t *testing.T) {
 			}
 		},
 	}, {
+		name:  "ingress fast path off",
+		flags: []string{"--set", "ingress.disableFastPath=true"},
+		check: func(t *testing.T, m manifest) {
+			if args := podSpec(t, m, "Deployment", "knit-ingress").Containers[0].Args; !slices.Contains(args, "--disable-fast-path") {
+				t.Errorf("knit-ingress args %q lack --disable-fast-path", args)
+			}
+		},
+	}, {
 		name:  "replicas",
 		flags: []string{"--set", "controller.replicas=3", "--set", "autoscaler.replicas=1", "--set", "activator.replicas=1", "--set", "ingress.replicas=4"},
 		check: func(t *testing.T, m manifest) {
