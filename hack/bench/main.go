@@ -94,7 +94,7 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.slices, "slices", 3, "slices each cell's time is cut into; paths take turns slice by slice so drift hits them alike")
 	flag.DurationVar(&o.warmup, "warmup", 100*time.Millisecond, "unmeasured load before each slice")
 	flag.IntVar(&o.maxRequests, "max-requests", 1_000_000, "requests per path and concurrency at most")
-	flag.IntVar(&o.coldRuns, "cold-runs", 5, "cold starts to time in knit dev, of the ko:// Revision and of the image one each (0 skips the cold-start part)")
+	flag.IntVar(&o.coldRuns, "cold-runs", 11, "cold starts to time in knit dev, of the ko:// Revision and of the image one each (0 skips the cold-start part); the targets judge their medians, and single starts spread widely on a shared machine")
 	flag.IntVar(&o.dockerfileRuns, "dockerfile-runs", 3, "code changes of examples/python-hello (dockerfile://) to time push → serving in knit dev, after its first, cold build (0 skips the dockerfile:// part)")
 	flag.IntVar(&o.pullRuns, "pull-runs", 3, "first pulls of a 50 MiB image from a loopback registry by knit's image store and by crane, each (0 skips the pull part)")
 	flag.StringVar(&o.cluster, "cluster-kubeconfig", "", "kubeconfig of the test cluster (make cluster) to install knit on and time real pods; empty skips it")
