@@ -11,6 +11,7 @@ import (
 
 	"github.com/knitops/knit/local/cgroups"
 	"github.com/knitops/knit/local/nodefit"
+	"github.com/knitops/knit/local/view"
 )
 
 // replicaCgroups is the runtime's cgroup tree (package cgroups), or why
@@ -92,11 +93,11 @@ func describeExit(cg *cgroups.Container, p *process, oomed bool) string {
 
 // cgroupView is the container's own cgroup as the container sees it
 // (cgroups.Container.View), as mounts of its view.
-func cgroupView(cg *cgroups.Container) []bindMount {
-	var ms []bindMount
+func cgroupView(cg *cgroups.Container) []view.Mount {
+	var ms []view.Mount
 	for _, m := range cg.View() {
-		ms = append(ms, bindMount{volume: "cgroup", source: m.Source, target: m.Target, readOnly: true})
+		ms = append(ms, view.Mount{Volume: "cgroup", Source: m.Source, Target: m.Target, ReadOnly: true})
 	}
-	sortMounts(ms)
+	view.SortMounts(ms)
 	return ms
 }

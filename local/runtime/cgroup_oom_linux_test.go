@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/knitops/knit/local/cgroups"
+	"github.com/knitops/knit/local/view"
 )
 
 // A replica over its memory limit is OOMKilled, as in a pod, and says so;
@@ -98,7 +99,7 @@ func TestMemoryLimitOOMKillsReplica(t *testing.T) {
 		t.Fatalf("unlimited replica's processes = %v, want one", pids)
 	}
 	inCgroup(t, pids[0], freePod, "user-container")
-	if mountSupport() == nil {
+	if view.Supported() == nil {
 		seesItsOwnCgroup(t, appOf(t, pids[0]), tree)
 	}
 

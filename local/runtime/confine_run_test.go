@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knitops/knit/local/engine"
+	"github.com/knitops/knit/local/view"
 )
 
 // capMask is the CapBnd/CapEff spelling of a set of capabilities.
@@ -36,8 +37,8 @@ func capMask(names []string) string {
 // out of sight even of a container that asks for root.
 func TestProcessesAreConfined(t *testing.T) {
 	startSuite(t)
-	if mountSupport() != nil {
-		t.Skipf("confinement needs knit dev to run as root on Linux: %v", mountSupport())
+	if view.Supported() != nil {
+		t.Skipf("confinement needs knit dev to run as root on Linux: %v", view.Supported())
 	}
 	t.Parallel()
 	ns := newNamespace(t)

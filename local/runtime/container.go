@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/knitops/knit/local/probes"
+	"github.com/knitops/knit/local/view"
 )
 
 // launch is everything needed to start a container's process.
@@ -19,22 +20,22 @@ type launch struct {
 	argv   []string
 	env    []string
 	dir    string
-	mounts *mountPlan // nil: it mounts no volume
+	mounts *view.Plan // nil: it mounts no volume
 	// cred is the user it runs as (containerCredential); nil: knit dev's.
 	cred *syscall.Credential
 	// image binds the binary of the container's image where the image
 	// has it, for a user who cannot reach it where knit dev keeps it.
-	image *bindMount
+	image *view.Mount
 	// oci, when set, runs the container's image through the engine:
 	// argv, env and dir are then the container's own, inside the image.
 	oci *ociLaunch
 	// limits bound a process of knit dev's own making (processPrivileges),
 	// where containers get views of their own.
-	limits *privileges
+	limits *view.Privileges
 	// etc binds the pod's /etc/hosts and resolv.conf over this machine's
 	// for a process of knit dev's own making, where the pod makes them its
 	// own (processEtcMounts).
-	etc []bindMount
+	etc []view.Mount
 }
 
 // runContainer is one container's life: set up (build the image, make

@@ -46,8 +46,14 @@
 // writes and binds them) and package volumes (the files of volumes of
 // API data, their atomic layout and fsGroup ownership: see Volumes;
 // podvolumes.go and volumesync.go here decide when a replica's are
-// written, resynced and removed). What is still here, by file: mounts
-// (mounts*.go) and the container's view (view.go, confine*.go).
+// written, resynced and removed) and package view (the container's view
+// of ko:// and knit:// processes: the mount namespace, its bind mounts
+// and mirrors, /dev, /proc read-only, the hostname, the state dir's
+// cover, the capability bounding set and no_new_privs, entering a
+// running container's view, and the shared PID namespace's holder: see
+// Users and the container's view; view.go here decides from the pod what
+// a container's view holds and as whom it runs, mountsFor which volumes
+// it mounts, processPrivileges what it may hold).
 //
 // # Images
 //
@@ -247,8 +253,8 @@
 // # Pod sandbox
 //
 // Once placed, a replica gets what the kubelet makes for a pod before
-// any container (sandbox.go, etcfiles.go and package etcfiles,
-// pidns_linux.go):
+// any container (sandbox.go, etcfiles.go and package etcfiles, package
+// view's PIDNamespace):
 //
 //   - runtimeClassName: knit dev has one runtime handler, runc, as
 //     containerd's default configuration has. A pod whose RuntimeClass's
@@ -436,7 +442,7 @@
 // isolated network does). A mount path that does not exist is not created
 // on this machine: its nearest existing directory is mirrored on a tmpfs
 // (bind mounts of each entry plus the missing path) in that namespace
-// alone, chrooted into when it is / (mountPlan.enter says why this rather
+// alone, chrooted into when it is / (view.Plan.Enter says why this rather
 // than an overlay or a re-executed shim). Mount namespaces need root on
 // Linux; elsewhere a replica that mounts a volume fails with
 // VolumesUnsupported naming the volume and what it takes, instead of
@@ -446,8 +452,8 @@
 //
 // As root on Linux every container, volumes or not, starts in a mount and
 // a UTS namespace of its own (containerView, about 0.3 ms a start:
-// BenchmarkContainerView), which give it, besides its volumes and its
-// cgroup, what a container runtime gives a container: a /dev of its own on
+// package view's BenchmarkContainerView), which give it, besides its
+// volumes and its cgroup, what a container runtime gives a container: a /dev of its own on
 // a tmpfs (null, zero, full, random, urandom, tty, a devpts instance with
 // /dev/ptmx, a 64 MiB /dev/shm, the fd, stdin, stdout and stderr links;
 // no console, no mqueue), /proc's bus, fs, irq, sys and sysrq-trigger
@@ -458,7 +464,7 @@
 // admin kubeconfig, etcd's keys, the Git token) covered by an empty
 // read-only tmpfs, with only its builds bound back read-only, so no
 // container reads it, root or not. Exec probes and hooks run inside that
-// view, as nsenter enters it (enterView), as the container's user and
+// view, as nsenter enters it (view.Join), as the container's user and
 // with its limits (below). Elsewhere containers run in knit dev's own
 // view.
 //
@@ -483,8 +489,8 @@
 // stops it; the default working directory is /, ko's image's.
 //
 // Every such process is forked from a thread that set its limits, which
-// it inherits and cannot undo (processPrivileges, privileges.apply): the
-// capability bounding set is containerd's default set adjusted by the
+// it inherits and cannot undo (processPrivileges,
+// view.Privileges.Apply): the capability bounding set is containerd's default set adjusted by the
 // securityContext's capabilities (all of knit dev's when privileged),
 // less CAP_SYS_CHROOT when its root is a mirror of / (root could chroot
 // out of it), the inheritable and ambient sets empty, so a process not

@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knitops/knit/local/view"
 )
 
 // loopback is every replica's IP in the shared network.
@@ -108,7 +110,7 @@ func processEnv(host []string, pod podIdentity, net *podNetwork, container *envL
 			env.set(name, v)
 		}
 	}
-	env.set("HOSTNAME", podHostname(pod.Name))
+	env.set("HOSTNAME", view.Hostname(pod.Name))
 	if net == nil || net.ns == nil {
 		env.set("HOST", loopback)
 	}

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/knitops/knit/local/etcfiles"
+	"github.com/knitops/knit/local/view"
 )
 
 // The /etc/hosts and /etc/resolv.conf of a replica's containers, as the
@@ -49,7 +50,7 @@ func (r *replica) etcFiles(inHostNetwork bool) (hosts, resolv []byte) {
 		if ip == "" {
 			ip = loopback
 		}
-		hosts = etcfiles.Hosts(ip, podHostname(r.pod.Name), r.spec.HostAliases)
+		hosts = etcfiles.Hosts(ip, view.Hostname(r.pod.Name), r.spec.HostAliases)
 	}
 	resolv, warnings := etcfiles.ResolvConf(r.spec, readHostFile(hostResolvConf), r.clusterDNS())
 	for _, w := range warnings {
@@ -96,18 +97,18 @@ func writeEtcFile(dir, name string, data []byte) (string, error) {
 // replica's own directory, and need the container's view (root on
 // Linux): elsewhere such a container fails, final for the template,
 // rather than run resolving names otherwise than its pod says.
-func (r *replica) processEtcMounts(c *corev1.Container) ([]bindMount, *failure) {
+func (r *replica) processEtcMounts(c *corev1.Container) ([]view.Mount, *failure) {
 	ownHosts, ownResolv := len(r.spec.HostAliases) > 0, etcfiles.OwnResolvConf(r.spec, r.clusterDNS())
 	if !ownHosts && !ownResolv {
 		return nil, nil
 	}
-	if err := mountSupport(); err != nil {
+	if err := view.Supported(); err != nil {
 		return nil, &failure{Reason: ReasonPodSpecUnsupported, Message: fmt.Sprintf(
 			"container %s cannot be given the pod's hostAliases, dnsPolicy or dnsConfig: %v", c.Name, err)}
 	}
 	hosts, resolv := r.etcFiles(r.net == nil || r.net.ns == nil)
 	dir := filepath.Join(r.volumesDir(), "..etc")
-	var mounts []bindMount
+	var mounts []view.Mount
 	for _, f := range []struct {
 		own          bool
 		name, target string
@@ -121,7 +122,7 @@ func (r *replica) processEtcMounts(c *corev1.Container) ([]bindMount, *failure) 
 			return nil, &failure{Reason: ReasonRunContainerError, Message: fmt.Sprintf("container %s: %s: %v", c.Name, f.target, err)}
 		}
 		// Writable, as containerd binds a pod's unless its root is read-only.
-		mounts = append(mounts, bindMount{volume: f.target, source: path, target: f.target})
+		mounts = append(mounts, view.Mount{Volume: f.target, Source: path, Target: f.target})
 	}
 	return mounts, nil
 }

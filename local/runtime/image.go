@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/knitops/knit/local/kobuild"
+	"github.com/knitops/knit/local/view"
 )
 
 // The image schemes knit dev runs itself.
@@ -157,7 +158,7 @@ func buildFailure(image string, err error) *failure {
 // elsewhere (the process then shares this machine's files anyway).
 func (rt *Runtime) workingDir(moduleDir string, c *corev1.Container) (string, *failure) {
 	if c.WorkingDir == "" {
-		if mountSupport() == nil {
+		if view.Supported() == nil {
 			// A container with a view of its own runs where ko's image
 			// would start it: its WORKDIR, /. The module dir may be a
 			// checkout in the state dir, which the view hides.

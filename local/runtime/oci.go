@@ -15,6 +15,7 @@ import (
 	"github.com/knitops/knit/internal/pullsecrets"
 	"github.com/knitops/knit/local/engine"
 	"github.com/knitops/knit/local/images"
+	"github.com/knitops/knit/local/view"
 )
 
 // OCI runs container images: pulled into an image store, each run of a
@@ -47,7 +48,7 @@ type OCIOptions struct {
 // removes what an earlier knit dev's containers left (their runc state,
 // mounts and root filesystems) and opens the image store.
 func OpenOCI(ctx context.Context, opts OCIOptions) (*OCI, error) {
-	if err := mountSupport(); err != nil {
+	if err := view.Supported(); err != nil {
 		return nil, fmt.Errorf("container images: %w", err)
 	}
 	runc, err := engine.FindRunc()

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/knitops/knit/local/engine"
+	"github.com/knitops/knit/local/view"
 )
 
 // defaultPath is the PATH of a container whose image and spec set none,
@@ -73,7 +74,7 @@ func securityCaps(sc *corev1.SecurityContext, cfg *engine.Config) {
 // privilege escalation or is privileged. That no_new_privs is set by
 // default, where the kubelet sets it only when asked, is on purpose: a
 // Go binary of knit dev's own building has no setuid program to run.
-func processPrivileges(c *corev1.Container) (*privileges, *failure) {
+func processPrivileges(c *corev1.Container) (*view.Privileges, *failure) {
 	var cfg engine.Config
 	securityCaps(c.SecurityContext, &cfg)
 	names, err := engine.Capabilities(cfg)
@@ -82,7 +83,7 @@ func processPrivileges(c *corev1.Container) (*privileges, *failure) {
 	}
 	sc := c.SecurityContext
 	escalates := cfg.Privileged || sc != nil && sc.AllowPrivilegeEscalation != nil && *sc.AllowPrivilegeEscalation
-	return &privileges{capabilities: engine.CapabilityNumbers(names), noNewPrivs: !escalates}, nil
+	return &view.Privileges{Capabilities: engine.CapabilityNumbers(names), NoNewPrivs: !escalates}, nil
 }
 
 // ociSecurity is the part of the runtime spec a securityContext decides,
@@ -126,13 +127,13 @@ func ociSecurity(spec *corev1.PodSpec, c *corev1.Container, cfg *engine.Config) 
 }
 
 // ociMounts are a container's volumes as bind mounts of the runtime spec.
-func ociMounts(plan *mountPlan) []engine.Mount {
+func ociMounts(plan *view.Plan) []engine.Mount {
 	if plan == nil {
 		return nil
 	}
-	ms := make([]engine.Mount, 0, len(plan.mounts))
-	for _, m := range plan.mounts {
-		ms = append(ms, engine.Mount{Source: m.source, Destination: m.target, ReadOnly: m.readOnly})
+	ms := make([]engine.Mount, 0, len(plan.Mounts))
+	for _, m := range plan.Mounts {
+		ms = append(ms, engine.Mount{Source: m.Source, Destination: m.Target, ReadOnly: m.ReadOnly})
 	}
 	return ms
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/knitops/knit/local/cgroups"
 	"github.com/knitops/knit/local/engine"
 	"github.com/knitops/knit/local/images"
+	"github.com/knitops/knit/local/view"
 )
 
 // ociLaunch is what each run of a container of an image needs: the
@@ -42,7 +43,7 @@ func ociImage(c *corev1.Container) bool {
 // resolveOCI fills l for a container of an image: pulled (attempt counts
 // the tries, for the kubelet's back-off wording), argv, environment,
 // working directory, volumes and securityContext as a runtime spec.
-func (r *replica) resolveOCI(ctx context.Context, c *corev1.Container, env *envList, mounts *mountPlan, l *launch, attempt int) *failure {
+func (r *replica) resolveOCI(ctx context.Context, c *corev1.Container, env *envList, mounts *view.Plan, l *launch, attempt int) *failure {
 	if r.rt.opts.OCI == nil {
 		return &failure{Reason: ReasonImageNotRunnable, Message: fmt.Sprintf(
 			"image %s: knit dev runs container images as root on Linux, with runc; run knit dev as root (with runc installed), or build the app from source with a ko:// image", c.Image)}
@@ -66,7 +67,7 @@ func (r *replica) resolveOCI(ctx context.Context, c *corev1.Container, env *envL
 	podEnv := append(processEnv(nil, r.pod, r.net, env), ReplicaMarker+"="+r.rt.instance)
 	cfg := engine.Config{
 		Args: argv, Env: ociEnv(img.Config.Env, podEnv), Cwd: ociWorkingDir(img.Config, c),
-		Hostname: podHostname(r.pod.Name), Mounts: ociMounts(mounts),
+		Hostname: view.Hostname(r.pod.Name), Mounts: ociMounts(mounts),
 	}
 	if f := ociSecurity(r.spec, c, &cfg); f != nil {
 		return f
@@ -159,16 +160,16 @@ func (r *replica) joinPIDNamespace(spec *specs.Spec) error {
 	if r.pidNS == nil {
 		return nil
 	}
-	if !r.pidNS.alive() {
+	if !r.pidNS.Alive() {
 		return errors.New("the pod's shared PID namespace is gone: its holder was killed")
 	}
 	for i := range spec.Linux.Namespaces {
 		if spec.Linux.Namespaces[i].Type == specs.PIDNamespace {
-			spec.Linux.Namespaces[i].Path = r.pidNS.path()
+			spec.Linux.Namespaces[i].Path = r.pidNS.Path()
 			return nil
 		}
 	}
-	spec.Linux.Namespaces = append(spec.Linux.Namespaces, specs.LinuxNamespace{Type: specs.PIDNamespace, Path: r.pidNS.path()})
+	spec.Linux.Namespaces = append(spec.Linux.Namespaces, specs.LinuxNamespace{Type: specs.PIDNamespace, Path: r.pidNS.Path()})
 	return nil
 }
 

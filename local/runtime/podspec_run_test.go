@@ -19,13 +19,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knitops/knit/local/view"
 )
 
 // needMounts skips a test of containers' views when knit dev is not
 // root, and fails it when it is root but cannot make them.
 func needMounts(t *testing.T) {
 	t.Helper()
-	if err := mountSupport(); err != nil {
+	if err := view.Supported(); err != nil {
 		if os.Geteuid() != 0 {
 			t.Skipf("needs root: containers get views of their own through mount namespaces (%v)", err)
 		}

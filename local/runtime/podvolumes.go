@@ -17,6 +17,7 @@ import (
 
 	"github.com/knitops/knit/local/claims"
 	"github.com/knitops/knit/local/etcfiles"
+	"github.com/knitops/knit/local/view"
 	"github.com/knitops/knit/local/volumes"
 )
 
@@ -60,11 +61,11 @@ func (r *replica) volumesDir() string {
 // mountsFor is container c's mount plan, with the replica's volumes
 // written first if they are not yet; nil when c mounts nothing. env
 // expands subPathExpr.
-func (r *replica) mountsFor(ctx context.Context, c *corev1.Container, env *envList) (*mountPlan, *failure) {
+func (r *replica) mountsFor(ctx context.Context, c *corev1.Container, env *envList) (*view.Plan, *failure) {
 	if len(c.VolumeMounts) == 0 {
 		return nil, nil
 	}
-	if f := volumeSupport(c, r.spec.Volumes, mountSupport()); f != nil {
+	if f := volumeSupport(c, r.spec.Volumes, view.Supported()); f != nil {
 		return nil, f
 	}
 	claims, err := r.claimMounts(ctx)
@@ -74,7 +75,7 @@ func (r *replica) mountsFor(ctx context.Context, c *corev1.Container, env *envLi
 	if err != nil {
 		return nil, &failure{Reason: ReasonFailedMount, Message: fmt.Sprintf("container %s: %v", c.Name, err)}
 	}
-	plan := &mountPlan{scratch: filepath.Join(r.volumesDir(), "..mounts", c.Name)}
+	plan := &view.Plan{Scratch: filepath.Join(r.volumesDir(), "..mounts", c.Name)}
 	for _, m := range c.VolumeMounts {
 		i := slices.IndexFunc(r.spec.Volumes, func(v corev1.Volume) bool { return v.Name == m.Name })
 		sub := m.SubPath
@@ -86,11 +87,11 @@ func (r *replica) mountsFor(ctx context.Context, c *corev1.Container, env *envLi
 		if err != nil {
 			return nil, &failure{Reason: ReasonFailedMount, Message: fmt.Sprintf("container %s: volume %q at %s: %v", c.Name, m.Name, m.MountPath, err)}
 		}
-		plan.mounts = append(plan.mounts, bindMount{
-			volume: m.Name, source: source, target: m.MountPath, readOnly: m.ReadOnly || readOnly,
+		plan.Mounts = append(plan.Mounts, view.Mount{
+			Volume: m.Name, Source: source, Target: m.MountPath, ReadOnly: m.ReadOnly || readOnly,
 		})
 	}
-	sortMounts(plan.mounts)
+	view.SortMounts(plan.Mounts)
 	return plan, nil
 }
 
@@ -106,7 +107,7 @@ func (r *replica) volumeDir(v *corev1.Volume, claims map[string]claimMount) (dir
 }
 
 // volumeSupport refuses, for good, a container whose mounts knit dev
-// cannot give it: mounts is mountSupport's answer (nil: this machine can),
+// cannot give it: mounts is view.Supported's answer (nil: this machine can),
 // and only volumes of the types Knative allows can be given. It names the
 // first volume the container cannot have and what it would take.
 func volumeSupport(c *corev1.Container, vols []corev1.Volume, mounts error) *failure {

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/knitops/knit/local/probes"
+	"github.com/knitops/knit/local/view"
 )
 
 // probeTarget is container c of r as package probes probes it: at the
@@ -38,11 +39,11 @@ type containerExec struct {
 	// dev's.
 	cred *syscall.Credential
 	// inside is the container process whose mount and UTS namespaces and
-	// root commands run in (enterView); 0: knit dev's.
+	// root commands run in (view.Join); 0: knit dev's.
 	inside int
-	// limits are the container's privileges (mountPlan.limits), which a
+	// limits are the container's privileges (view.Plan.Limits), which a
 	// command in its view is held to as well.
-	limits *privileges
+	limits *view.Privileges
 	// wrapExec, when set, is the argv that runs a command inside the
 	// container (runc exec), which then needs nothing else here.
 	wrapExec func([]string) []string
@@ -86,9 +87,9 @@ func (e *containerExec) run(ctx context.Context, argv []string) error {
 	if pid := e.inside; pid != 0 {
 		limits := e.limits
 		enter = func() (bool, error) {
-			stuck, err := enterView(pid)
+			stuck, err := view.Join(pid)
 			if err == nil && limits != nil {
-				err = limits.apply(true) // its root may be a mirror of /: no chroot either
+				err = limits.Apply(true) // its root may be a mirror of /: no chroot either
 			}
 			return stuck, err
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/knitops/knit/local/cgroups"
+	"github.com/knitops/knit/local/view"
 )
 
 // drainTimeout bounds how long output is read after a process exits, in
@@ -46,11 +47,11 @@ type output struct {
 // steps into an isolated replica's network namespace for the fork, and
 // the child is born in the container's cgroup (cg; nil: none). A
 // container that mounts volumes is forked from a thread that first made
-// the container's own mount namespace (mountPlan.enter); that thread never
+// the container's own mount namespace (view.Plan.Enter); that thread never
 // serves another goroutine. cred, when set, is the user the process runs
 // as (the kernel checks its exec of path and its chdir into dir as that
 // user).
-func startProcess(argv, env []string, dir string, out output, net *podNetwork, cg *cgroups.Container, mounts *mountPlan, cred *syscall.Credential) (*process, error) {
+func startProcess(argv, env []string, dir string, out output, net *podNetwork, cg *cgroups.Container, mounts *view.Plan, cred *syscall.Credential) (*process, error) {
 	path, err := lookPath(argv[0], env, dir)
 	if err != nil {
 		return nil, err
@@ -72,7 +73,7 @@ func startProcess(argv, env []string, dir string, out output, net *podNetwork, c
 	started := make(chan error, 1)
 	go func() {
 		goruntime.LockOSThread()
-		stuck, err := mounts.enter()
+		stuck, err := mounts.Enter()
 		if err == nil {
 			var inStuck bool
 			inStuck, err = startIn(cmd, net, cg)

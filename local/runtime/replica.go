@@ -15,6 +15,7 @@ import (
 
 	"github.com/knitops/knit/local/cgroups"
 	"github.com/knitops/knit/local/nodefit"
+	"github.com/knitops/knit/local/view"
 )
 
 // crashVisibleFor is how long a restarted container must run and be
@@ -52,7 +53,7 @@ type replica struct {
 	// pidNS is the PID namespace the containers of images join, set by
 	// openSandbox before any starts when the pod shares its process
 	// namespace; nil otherwise.
-	pidNS *pidNamespace
+	pidNS *view.PIDNamespace
 	// askFirst makes admission a dry run whatever the namespace looks
 	// like: a Pod of its template was refused before.
 	askFirst bool

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/local/view"
 )
 
 // appContainer runs testdata/httpserver (or a ko:// build of it) on
@@ -410,7 +411,7 @@ func main() {
 	create(t, service(ns, "pushed", map[string]string{"app": "pushed"}, intstr.FromString("http")))
 	waitForDeployment(t, client.ObjectKeyFromObject(d), 3*time.Minute, "pushed available", available)
 	wd := src // no view of its own: it runs in its source, as a go run would
-	if mountSupport() == nil {
+	if view.Supported() == nil {
 		wd = "/" // where ko's image starts it
 	}
 	if body, _ := get(t, readySlices(t, ns, "pushed", 1)[0]); body != "pushed code in "+wd {

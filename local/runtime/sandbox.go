@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knitops/knit/local/view"
 )
 
 // ociHandler is the one runtime handler knit dev has, as containerd's
@@ -49,7 +51,7 @@ func (r *replica) openSandbox(ctx context.Context) bool {
 
 // closeSandbox ends what openSandbox made, once every container is gone.
 func (r *replica) closeSandbox() {
-	if err := r.pidNS.close(); err != nil {
+	if err := r.pidNS.Close(); err != nil {
 		r.log.Error(err, "Replica PID namespace not removed")
 	}
 }
@@ -110,7 +112,7 @@ func (r *replica) sharedPIDNamespace() *failure {
 	if r.pidNS != nil || !ptr.Deref(r.spec.ShareProcessNamespace, false) || r.rt.opts.OCI == nil || !runsImages(r.spec) {
 		return nil
 	}
-	ns, err := openPIDNamespace(r.rt.instance)
+	ns, err := view.OpenPIDNamespace(r.rt.instance)
 	if err != nil {
 		return sandboxFailure(err.Error())
 	}

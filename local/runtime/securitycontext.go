@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/knitops/knit/local/view"
 )
 
 // identity is who knit dev's own process is: what a container runs as
@@ -28,7 +30,7 @@ type identity struct {
 
 // ownIdentity is knit dev's process's identity.
 func ownIdentity() identity {
-	id := identity{uid: uint32(os.Geteuid()), gid: uint32(os.Getegid()), confines: mountSupport() == nil}
+	id := identity{uid: uint32(os.Geteuid()), gid: uint32(os.Getegid()), confines: view.Supported() == nil}
 	groups, _ := os.Getgroups()
 	for _, g := range groups {
 		id.groups = append(id.groups, uint32(g))
@@ -229,6 +231,16 @@ func unreachable(path string, cred *syscall.Credential, want fs.FileMode, stat f
 		dir = filepath.Join(dir, e)
 	}
 	return check(path, want)
+}
+
+// pathElems are the elements of an absolute path: none for "/" (as
+// package view splits a mount path).
+func pathElems(p string) []string {
+	p = strings.Trim(filepath.Clean(p), "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
 }
 
 // denies says why cred may not use p, whose owner and mode fo has, for

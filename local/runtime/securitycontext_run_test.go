@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knitops/knit/local/view"
 )
 
 // whoami asks an httpserver replica on port who and where it runs: its
@@ -85,7 +87,7 @@ func TestRunAsUser(t *testing.T) {
 	}
 	create(t, d)
 	key := client.ObjectKeyFromObject(d)
-	if mountSupport() != nil {
+	if view.Supported() != nil {
 		// Not root: the volumes are refused first; either way it does not run as the wrong user.
 		waitForDeployment(t, key, time.Minute, "refused", func(d *appsv1.Deployment) bool {
 			return failingWith(ReasonVolumesUnsupported)(d) || failingWith(ReasonSecurityContextUnsupported)(d)
@@ -142,7 +144,7 @@ func TestCommandKeepsKoAppArgv0(t *testing.T) {
 	waitForDeployment(t, client.ObjectKeyFromObject(d), 5*time.Minute, "available", available)
 	who := whoami(t, *readySlices(t, ns, "argv", 1)[0].Ports[0].Port)
 	want := "/ko-app/httpserver"
-	if mountSupport() != nil {
+	if view.Supported() != nil {
 		want = filepath.Join(suite.state, "builds") // no view of its own: the build's own path
 	}
 	if !strings.HasPrefix(who["argv0"], want) {

@@ -190,19 +190,6 @@ func TestImagePath(t *testing.T) {
 	}
 }
 
-func TestPodHostname(t *testing.T) {
-	for _, tc := range []struct{ name, want string }{
-		{"hello-00001-deployment-5d8f-1", "hello-00001-deployment-5d8f-1"},
-		{strings.Repeat("a", 63), strings.Repeat("a", 63)},
-		{strings.Repeat("a", 62) + "-b", strings.Repeat("a", 62)}, // the cut ends on '-'
-		{strings.Repeat("a", 61) + ".-bc", strings.Repeat("a", 61)},
-	} {
-		if got := podHostname(tc.name); got != tc.want {
-			t.Errorf("podHostname(%q) = %q, want %q", tc.name, got, tc.want)
-		}
-	}
-}
-
 func TestSetEnv(t *testing.T) {
 	env := []string{"PATH=/bin", "HOME=/root"}
 	if diff := cmp.Diff([]string{"PATH=/bin", "HOME=/"}, setEnv(env, "HOME", "/")); diff != "" {

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/knitops/knit/local/cgroups"
+	"github.com/knitops/knit/local/view"
 )
 
 // containerView is what container c's processes see, where this machine
@@ -20,31 +21,32 @@ import (
 // its image where the image has it when its user cannot reach knit dev's
 // copy (l.image), the pod's /etc/hosts and resolv.conf where it makes
 // them its own (l.etc), a /dev and read-only kernel settings as a
-// container runtime makes them, and the pod's hostname. It costs a container's start
-// the namespaces and a few mounts (BenchmarkContainerView); in exchange
-// no container sees the host's /dev/console or terminals, can change the
+// container runtime makes them, and the pod's hostname (package view
+// makes it). It costs a container's start the namespaces and a few
+// mounts (package view's BenchmarkContainerView); in exchange no
+// container sees the host's /dev/console or terminals, can change the
 // machine's sysctls through /proc, or has a hostname other than its pod's.
 // Elsewhere it is l.mounts alone (a replica that mounts a volume was
 // refused before it got here).
-func (r *replica) containerView(c *corev1.Container, l launch, cg *cgroups.Container) *mountPlan {
-	if mountSupport() != nil {
+func (r *replica) containerView(c *corev1.Container, l launch, cg *cgroups.Container) *view.Plan {
+	if view.Supported() != nil {
 		return l.mounts
 	}
-	view := &mountPlan{scratch: filepath.Join(r.volumesDir(), "..mounts", c.Name)}
+	v := &view.Plan{Scratch: filepath.Join(r.volumesDir(), "..mounts", c.Name)}
 	if l.mounts != nil {
-		*view = *l.mounts
+		*v = *l.mounts
 	}
-	view.mounts = append(slices.Clone(view.mounts), cgroupView(cg)...)
-	view.mounts = append(view.mounts, l.etc...)
+	v.Mounts = append(slices.Clone(v.Mounts), cgroupView(cg)...)
+	v.Mounts = append(v.Mounts, l.etc...)
 	if l.image != nil {
-		view.mounts = append(view.mounts, *l.image)
+		v.Mounts = append(v.Mounts, *l.image)
 	}
-	sortMounts(view.mounts)
-	view.system, view.hostname = true, podHostname(r.pod.Name)
+	view.SortMounts(v.Mounts)
+	v.System, v.Hostname = true, view.Hostname(r.pod.Name)
 	// What only knit dev may read is out of sight, even of a container
 	// running as root; the builds it runs stay, read-only.
-	view.hide, view.show, view.limits = r.rt.opts.StateDir, []string{r.rt.opts.buildsDir()}, l.limits
-	return view
+	v.Hide, v.Show, v.Limits = r.rt.opts.StateDir, []string{r.rt.opts.buildsDir()}, l.limits
+	return v
 }
 
 // runAs fills l's credential from the container's securityContext and
@@ -73,11 +75,11 @@ func (r *replica) runAs(c *corev1.Container, env *envList, l *launch) *failure {
 		if why := unreachable(path, cred, 0o1, statOwner); why != "" {
 			target := imagePath(c, l.argv[0])
 			fo, statErr := statOwner(path)
-			if target == "" || mountSupport() != nil || statErr != nil || fo.denies(cred, 0o1, path) != "" {
+			if target == "" || view.Supported() != nil || statErr != nil || fo.denies(cred, 0o1, path) != "" {
 				return &failure{Reason: ReasonRunContainerError, Message: fmt.Sprintf(
 					"container %s runs as %s, which cannot execute %s: %s", c.Name, describeCredential(cred), path, why)}
 			}
-			l.image = &bindMount{volume: "image binary", source: path, target: target, readOnly: true}
+			l.image = &view.Mount{Volume: "image binary", Source: path, Target: target, ReadOnly: true}
 			l.argv[0] = target
 		}
 	}
@@ -97,14 +99,14 @@ func (r *replica) runAs(c *corev1.Container, env *envList, l *launch) *failure {
 // the container has a view of its own; elsewhere argv[0] stays the
 // build's path, which command resolved it to.
 func bindKoApp(c *corev1.Container, l *launch) {
-	if len(c.Command) == 0 || mountSupport() != nil {
+	if len(c.Command) == 0 || view.Supported() != nil {
 		return
 	}
 	target := koAppPath(c.Image)
 	if target == "" || c.Command[0] != target || l.argv[0] == target {
 		return
 	}
-	l.image = &bindMount{volume: "image binary", source: l.argv[0], target: target, readOnly: true}
+	l.image = &view.Mount{Volume: "image binary", Source: l.argv[0], Target: target, ReadOnly: true}
 	l.argv[0] = target
 }
 
@@ -142,7 +144,7 @@ func setEnv(env []string, name, value string) []string {
 
 // execFor is how exec commands (probes, hooks) run for container c, as
 // the kubelet runs them in a container: as its user, and inside its view
-// (enterView) when it has one of its own — the process pid's. A command
+// (view.Join) when it has one of its own — the process pid's. A command
 // naming the image's binary finds it there when it was bound; otherwise
 // /ko-app/<name> resolves to knit dev's build (koAppArgv0).
 func (r *replica) execFor(c *corev1.Container, pid int, l launch) *containerExec {
@@ -152,8 +154,8 @@ func (r *replica) execFor(c *corev1.Container, pid int, l launch) *containerExec
 		return e
 	}
 	e.cred = l.cred
-	if !l.mounts.empty() {
-		e.inside, e.limits = pid, l.mounts.limits
+	if !l.mounts.Empty() {
+		e.inside, e.limits = pid, l.mounts.Limits
 	}
 	if l.image == nil {
 		e.argv0 = r.koAppArgv0For(c)

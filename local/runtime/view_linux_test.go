@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	"github.com/knitops/knit/local/view"
 )
 
 // lockedBuffer is a bytes.Buffer safe for a process's output goroutines.
@@ -40,8 +40,8 @@ func (l *lockedBuffer) String() string {
 // bound from a directory (0700, as /root) its user cannot reach. An exec
 // probe runs in that view, as that user. No control plane needed.
 func TestContainerViewAsAnotherUser(t *testing.T) {
-	if err := mountSupport(); err != nil {
-		if os.Geteuid() == 0 || !errors.Is(err, errMountsUnsupported) {
+	if err := view.Supported(); err != nil {
+		if os.Geteuid() == 0 || !errors.Is(err, view.ErrUnsupported) {
 			t.Fatalf("mount namespaces: %v", err)
 		}
 		return // not root: containers get no view, and another user is refused (TestContainerCredential)
@@ -71,9 +71,9 @@ echo "argv0 $0"
 	if why := unreachable(bin, cred, 0o1, statOwner); why == "" {
 		t.Fatalf("%s is reachable by uid 2020: the test needs it not to be", bin)
 	}
-	plan := &mountPlan{
-		scratch: filepath.Join(t.TempDir(), "..mounts"), system: true, hostname: "hello-00001-deployment-abc-1",
-		mounts: []bindMount{{volume: "image binary", source: bin, target: "/ko-app/app", readOnly: true}},
+	plan := &view.Plan{
+		Scratch: filepath.Join(t.TempDir(), "..mounts"), System: true, Hostname: "hello-00001-deployment-abc-1",
+		Mounts: []view.Mount{{Volume: "image binary", Source: bin, Target: "/ko-app/app", ReadOnly: true}},
 	}
 	run := func(args ...string) (*process, *lockedBuffer) {
 		t.Helper()
@@ -124,51 +124,5 @@ echo "argv0 $0"
 	if _, err := os.Stat("/dev/shm/probe"); err == nil {
 		os.Remove("/dev/shm/probe")
 		t.Error("the probe's write to /dev/shm reached this machine's")
-	}
-}
-
-// BenchmarkContainerView is what every container pays at each start
-// where it gets a view of its own (root on Linux) and mounts nothing: a
-// mount and a UTS namespace, the hostname, /dev and /proc's read-only
-// parts, on a thread that then ends.
-func BenchmarkContainerView(b *testing.B) {
-	if err := mountSupport(); err != nil {
-		b.Fatal(err)
-	}
-	plan := &mountPlan{scratch: filepath.Join(b.TempDir(), "..mounts"), system: true, hostname: "bench"}
-	benchEnter(b, plan)
-}
-
-// BenchmarkConfinedKoView is what a ko:// container running as ko's
-// nonroot user pays at each start beyond BenchmarkContainerView: its
-// binary, out of that user's reach, bound at /ko-app (a mirror of /),
-// the state dir covered with its builds bound back, and its limits.
-func BenchmarkConfinedKoView(b *testing.B) {
-	if err := mountSupport(); err != nil {
-		b.Fatal(err)
-	}
-	state := b.TempDir()
-	builds := filepath.Join(state, "builds")
-	if err := os.MkdirAll(builds, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	bin := filepath.Join(builds, "app")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	limits, f := processPrivileges(&corev1.Container{Name: "app"})
-	if f != nil {
-		b.Fatal(f.Message)
-	}
-	for _, tc := range []struct {
-		name string
-		plan *mountPlan
-	}{
-		{"cover and limits", &mountPlan{scratch: filepath.Join(state, "..mounts"), system: true, hostname: "bench",
-			hide: state, show: []string{builds}, limits: limits}},
-		{"binary at /ko-app", &mountPlan{scratch: filepath.Join(b.TempDir(), "..mounts"), system: true, hostname: "bench",
-			mounts: []bindMount{{volume: "image binary", source: bin, target: "/ko-app/app", readOnly: true}}}},
-	} {
-		b.Run(tc.name, func(b *testing.B) { benchEnter(b, tc.plan) })
 	}
 }

@@ -25,6 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knitops/knit/local/view"
 )
 
 // fileAt asks an httpserver replica on port for a file at an absolute
@@ -95,7 +97,7 @@ func TestVolumesAtTheirPaths(t *testing.T) {
 	d.Spec.Template.Spec.ServiceAccountName = "default"
 	create(t, d)
 	key := client.ObjectKeyFromObject(d)
-	if err := mountSupport(); err != nil {
+	if err := view.Supported(); err != nil {
 		// Not root on Linux: the replica says so and what it takes, naming
 		// the first volume, instead of running without its volumes.
 		got := waitForDeployment(t, key, 30*time.Second, ReasonVolumesUnsupported, failingWith(ReasonVolumesUnsupported))
@@ -196,7 +198,7 @@ func TestVolumeWaitsForItsConfigMap(t *testing.T) {
 	}}}
 	create(t, d)
 	key := client.ObjectKeyFromObject(d)
-	if mountSupport() != nil {
+	if view.Supported() != nil {
 		waitForDeployment(t, key, 30*time.Second, ReasonVolumesUnsupported, failingWith(ReasonVolumesUnsupported))
 		return
 	}
@@ -235,7 +237,7 @@ func TestVolumesFollowTheirObjects(t *testing.T) {
 	}
 	create(t, d)
 	key := client.ObjectKeyFromObject(d)
-	if mountSupport() != nil {
+	if view.Supported() != nil {
 		waitForDeployment(t, key, 30*time.Second, ReasonVolumesUnsupported, failingWith(ReasonVolumesUnsupported))
 		return
 	}

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/knitops/knit/local/view"
 	"github.com/knitops/knit/local/volumes"
 )
 
@@ -43,46 +43,6 @@ func TestDownwardAPIVolume(t *testing.T) {
 	}
 }
 
-func TestSplitExisting(t *testing.T) {
-	existing := map[string]bool{"/": true, "/var": true, "/var/run": true, "/etc": true, "/etc/hosts": true}
-	exists := func(p string) (bool, error) {
-		if p == "/broken" {
-			return false, errors.New("permission denied")
-		}
-		return existing[p], nil
-	}
-	for _, tc := range []struct {
-		target, ancestor string
-		missing          []string
-		wantErr          bool
-	}{
-		{target: "/hello/world", ancestor: "/", missing: []string{"hello", "world"}},
-		{target: "/var/run/secrets/token", ancestor: "/var/run", missing: []string{"secrets", "token"}},
-		{target: "/etc/hosts", ancestor: "/etc/hosts"},
-		{target: "/etc//hosts/", ancestor: "/etc/hosts"},
-		{target: "/", ancestor: "/"},
-		{target: "/broken/x", wantErr: true},
-		{target: "relative/path", wantErr: true},
-	} {
-		ancestor, missing, err := splitExisting(tc.target, exists)
-		if (err != nil) != tc.wantErr || ancestor != tc.ancestor || !cmp.Equal(missing, tc.missing) {
-			t.Errorf("splitExisting(%q) = %q, %q, %v; want %q, %q, error %v", tc.target, ancestor, missing, err, tc.ancestor, tc.missing, tc.wantErr)
-		}
-	}
-}
-
-func TestSortMounts(t *testing.T) {
-	ms := []bindMount{{target: "/a/b/c"}, {target: "/x"}, {target: "/a/b"}, {target: "/a"}, {target: "/y"}}
-	sortMounts(ms)
-	var got []string
-	for _, m := range ms {
-		got = append(got, m.target)
-	}
-	if want := []string{"/x", "/a", "/y", "/a/b", "/a/b/c"}; !cmp.Equal(got, want) {
-		t.Errorf("order = %v, want %v (parents first, stable)", got, want)
-	}
-}
-
 func TestVolumeSupport(t *testing.T) {
 	volumes := []corev1.Volume{
 		{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}},
@@ -97,7 +57,7 @@ func TestVolumeSupport(t *testing.T) {
 		}
 		return c
 	}
-	notRoot := fmt.Errorf("%w (knit dev runs as uid 1000)", errMountsUnsupported)
+	notRoot := fmt.Errorf("%w (knit dev runs as uid 1000)", view.ErrUnsupported)
 	for _, tc := range []struct {
 		name      string
 		container *corev1.Container
@@ -123,7 +83,7 @@ func TestVolumeSupport(t *testing.T) {
 			}
 		})
 	}
-	if !strings.Contains(errMountsUnsupported.Error(), "root on Linux") {
+	if !strings.Contains(view.ErrUnsupported.Error(), "root on Linux") {
 		t.Error("the refusal no longer says what it takes")
 	}
 }

@@ -1,4 +1,4 @@
-package runtime
+package view
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 // go with the thread.
 func checkMounts() error {
 	if uid := os.Geteuid(); uid != 0 {
-		return fmt.Errorf("%w (knit dev runs as uid %d)", errMountsUnsupported, uid)
+		return fmt.Errorf("%w (knit dev runs as uid %d)", ErrUnsupported, uid)
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -28,18 +28,18 @@ func checkMounts() error {
 		done <- err
 	}()
 	if err := <-done; err != nil {
-		return fmt.Errorf("%w: %w", errMountsUnsupported, err)
+		return fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
 	return nil
 }
 
-// enter gives the calling thread, and so the process it forks next, the
+// Enter gives the calling thread, and so the process it forks next, the
 // plan's view: a mount namespace of its own in which nothing propagates
 // to or from this machine's, each volume bound at its mount path
 // (read-only when asked). The caller's goroutine is locked to its thread;
 // stuck is true once the thread has left knit dev's namespace, for good:
 // it must die with its goroutine rather than serve another (the
-// startProcess goroutine keeps it until the process is gone anyway, for
+// runtime's startProcess goroutine keeps it until the process is gone anyway, for
 // the parent-death signal).
 //
 // A mount path that does not exist is never created on this machine. The
@@ -63,8 +63,8 @@ func checkMounts() error {
 // that a threaded process cannot do), and a shim would cost an exec on
 // every cold start and need knit's binary in every replica, where
 // Options.Executable is not always knit.
-func (p *mountPlan) enter() (stuck bool, err error) {
-	if p.empty() {
+func (p *Plan) Enter() (stuck bool, err error) {
+	if p.Empty() {
 		return false, nil
 	}
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
@@ -73,15 +73,15 @@ func (p *mountPlan) enter() (stuck bool, err error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return true, fmt.Errorf("mount namespace: make mounts private: %w", err)
 	}
-	if p.hostname != "" {
+	if p.Hostname != "" {
 		if err := unix.Unshare(unix.CLONE_NEWUTS); err != nil {
 			return true, fmt.Errorf("UTS namespace: %w", err)
 		}
-		if err := unix.Sethostname([]byte(p.hostname)); err != nil {
-			return true, fmt.Errorf("hostname %s: %w", p.hostname, err)
+		if err := unix.Sethostname([]byte(p.Hostname)); err != nil {
+			return true, fmt.Errorf("hostname %s: %w", p.Hostname, err)
 		}
 	}
-	if p.system {
+	if p.System {
 		if err := makeDev("/dev"); err != nil {
 			return true, fmt.Errorf("/dev: %w", err)
 		}
@@ -94,39 +94,39 @@ func (p *mountPlan) enter() (stuck bool, err error) {
 		return true, err
 	}
 	ours := map[string]bool{} // directories on this namespace's own tmpfs mirrors
-	for i, m := range p.mounts {
+	for i, m := range p.Mounts {
 		if err := p.bind(i, m, ours); err != nil {
-			return true, fmt.Errorf("volume %q at %s: %w", m.volume, m.target, err)
+			return true, fmt.Errorf("volume %q at %s: %w", m.Volume, m.Target, err)
 		}
 	}
-	if p.hide != "" {
-		if err := cover(p.hide, p.show); err != nil {
-			return true, fmt.Errorf("hide %s: %w", p.hide, err)
+	if p.Hide != "" {
+		if err := cover(p.Hide, p.Show); err != nil {
+			return true, fmt.Errorf("hide %s: %w", p.Hide, err)
 		}
 	}
-	if p.limits != nil {
+	if p.Limits != nil {
 		var rootAfter unix.Stat_t
 		if err := unix.Stat("/", &rootAfter); err != nil {
 			return true, err
 		}
 		chrooted := rootAfter.Dev != rootBefore.Dev || rootAfter.Ino != rootBefore.Ino
-		if err := p.limits.apply(chrooted); err != nil {
+		if err := p.Limits.Apply(chrooted); err != nil {
 			return true, err
 		}
 	}
 	return true, nil
 }
 
-// bind binds m.source at m.target, making the target (a directory, or a
+// bind binds m.Source at m.Target, making the target (a directory, or a
 // file for a file) where it is missing: in place when its nearest
 // existing directory is on a mirror made for an earlier mount (a second
 // volume under /), else on a new mirror.
-func (p *mountPlan) bind(i int, m bindMount, ours map[string]bool) error {
-	src, err := os.Stat(m.source)
+func (p *Plan) bind(i int, m Mount, ours map[string]bool) error {
+	src, err := os.Stat(m.Source)
 	if err != nil {
 		return err
 	}
-	ancestor, missing, err := splitExisting(m.target, func(path string) (bool, error) {
+	ancestor, missing, err := splitExisting(m.Target, func(path string) (bool, error) {
 		_, err := os.Stat(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return false, nil
@@ -146,26 +146,26 @@ func (p *mountPlan) bind(i int, m bindMount, ours map[string]bool) error {
 		for j := range len(missing) - 1 { // the last is the mount point, the volume's
 			ours[filepath.Join(ancestor, filepath.Join(missing[:j+1]...))] = true
 		}
-	} else if dst, err := os.Stat(m.target); err != nil {
+	} else if dst, err := os.Stat(m.Target); err != nil {
 		return err
 	} else if dst.IsDir() != src.IsDir() {
 		return fmt.Errorf("cannot mount a %s over a %s", kind(src), kind(dst))
 	}
-	if err := unix.Mount(m.source, m.target, "", unix.MS_BIND, ""); err != nil {
-		return fmt.Errorf("bind %s: %w", m.source, err)
+	if err := unix.Mount(m.Source, m.Target, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("bind %s: %w", m.Source, err)
 	}
-	if !m.readOnly {
+	if !m.ReadOnly {
 		return nil
 	}
 	// A bind mount takes its flags from a remount; keep those of what it
 	// binds that a remount must not drop.
 	var st unix.Statfs_t
-	if err := unix.Statfs(m.target, &st); err != nil {
+	if err := unix.Statfs(m.Target, &st); err != nil {
 		return err
 	}
 	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY)
 	flags |= uintptr(st.Flags) & (unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
-	if err := unix.Mount("", m.target, "", flags, ""); err != nil {
+	if err := unix.Mount("", m.Target, "", flags, ""); err != nil {
 		return fmt.Errorf("make read-only: %w", err)
 	}
 	return nil
@@ -181,9 +181,9 @@ func kind(fi os.FileInfo) string {
 // mirror puts a tmpfs in place of the existing directory dir, holding
 // every entry of dir (directories and files bound, recursively, symbolic
 // links copied) and the missing path below it: directories, and the last
-// a file unless lastDir. See enter for why.
-func (p *mountPlan) mirror(i int, dir string, missing []string, lastDir bool) error {
-	stage := filepath.Join(p.scratch, strconv.Itoa(i))
+// a file unless lastDir. See Enter for why.
+func (p *Plan) mirror(i int, dir string, missing []string, lastDir bool) error {
+	stage := filepath.Join(p.Scratch, strconv.Itoa(i))
 	if err := os.MkdirAll(stage, 0o700); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package runtime
+package view
 
 import (
 	"errors"
@@ -63,32 +63,32 @@ func cover(dir string, show []string) error {
 	return unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=64k")
 }
 
-// apply sets the calling thread's capability bounding set and
+// Apply sets the calling thread's capability bounding set and
 // no_new_privs, and empties its inheritable and ambient sets, which the
 // process it forks inherits (a root child's permitted set is then the
 // bounding set). The thread must not serve another goroutine afterwards.
 //
-// chrooted says the thread's root is a mirror of / (see enter) rather
+// chrooted says the thread's root is a mirror of / (see Plan.Enter) rather
 // than its namespace's: CAP_SYS_CHROOT is then dropped too, since with it
 // a root process could chroot its way out to the namespace's own root,
 // where knit dev's state dir is not covered.
-func (p *privileges) apply(chrooted bool) error {
+func (p *Privileges) Apply(chrooted bool) error {
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
-		return fmt.Errorf("clear the ambient capabilities: %w", err)
+		return fmt.Errorf("clear the ambient Capabilities: %w", err)
 	}
 	if err := clearInheritable(); err != nil {
 		return err
 	}
 	last := lastCap()
 	for c := 0; c <= last; c++ {
-		if slices.Contains(p.capabilities, c) && !(chrooted && c == unix.CAP_SYS_CHROOT) {
+		if slices.Contains(p.Capabilities, c) && !(chrooted && c == unix.CAP_SYS_CHROOT) {
 			continue
 		}
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
 			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
 		}
 	}
-	if p.noNewPrivs {
+	if p.NoNewPrivs {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return fmt.Errorf("no_new_privs: %w", err)
 		}
@@ -101,11 +101,11 @@ func clearInheritable() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("read the thread's capabilities: %w", err)
+		return fmt.Errorf("read the thread's Capabilities: %w", err)
 	}
 	data[0].Inheritable, data[1].Inheritable = 0, 0
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("clear the inheritable capabilities: %w", err)
+		return fmt.Errorf("clear the inheritable Capabilities: %w", err)
 	}
 	return nil
 }

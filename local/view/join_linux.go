@@ -1,4 +1,4 @@
-package runtime
+package view
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// enterView moves the calling thread, locked to its goroutine, into the
+// Join moves the calling thread, locked to its goroutine, into the
 // view of the container process pid — its mount and UTS namespaces and
 // its root, which is a mirror's tmpfs when it chrooted into one — as
 // nsenter does, so that an exec probe or hook sees what the container
@@ -16,7 +16,7 @@ import (
 // root and working directory with the others until it unshares them,
 // and may only then join another mount namespace; it never comes back:
 // stuck is true once it has begun.
-func enterView(pid int) (stuck bool, err error) {
+func Join(pid int) (stuck bool, err error) {
 	var files []*os.File
 	defer func() {
 		for _, f := range files {

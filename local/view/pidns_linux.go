@@ -1,4 +1,4 @@
-package runtime
+package view
 
 import (
 	"errors"
@@ -18,10 +18,10 @@ const (
 	pauseValue = "pid-namespace"
 )
 
-// init turns a process started by openPIDNamespace into the namespace's
+// init turns a process started by OpenPIDNamespace into the namespace's
 // holder before main runs. It is this package's own re-execution, with
-// /proc/self/exe, so it works in every binary that links the runtime:
-// knit, and this package's tests.
+// /proc/self/exe, so it works in every binary that links it (the
+// runtime's): knit, and this package's and the runtime's tests.
 func init() {
 	if os.Getenv(pauseEnv) == pauseValue {
 		pause()
@@ -56,24 +56,26 @@ func reapChildren() {
 	}
 }
 
-// pidNamespace is a replica's shared PID namespace, held by a pause
-// process of its own (pause) for as long as the replica runs.
-type pidNamespace struct {
+// PIDNamespace is a replica's shared PID namespace (a pod's
+// shareProcessNamespace), held by a pause process of its own (pause)
+// for as long as the replica runs.
+type PIDNamespace struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed once the holder has exited and been reaped
 }
 
-// openPIDNamespace starts a holder in a new PID namespace. Like every
+// OpenPIDNamespace starts a holder in a new PID namespace. Like every
 // replica process it has its own process group, the replica marker
-// (instance), so that a knit dev killed before it leaves none behind
-// (reapOrphans), and a parent-death signal, which fires when the forking
+// (marker, NAME=value: package runtime's ReplicaMarker and instance), so
+// that a knit dev killed before it leaves none behind (the runtime's
+// reapOrphans), and a parent-death signal, which fires when the forking
 // thread ends: the fork happens on a goroutine that keeps its thread
 // until the holder is gone.
-func openPIDNamespace(instance string) (*pidNamespace, error) {
-	h := &pidNamespace{done: make(chan struct{})}
+func OpenPIDNamespace(marker string) (*PIDNamespace, error) {
+	h := &PIDNamespace{done: make(chan struct{})}
 	h.cmd = &exec.Cmd{
 		Path: "/proc/self/exe", Args: []string{"knit-pause"}, Dir: "/",
-		Env: []string{pauseEnv + "=" + pauseValue, ReplicaMarker + "=" + instance},
+		Env: []string{pauseEnv + "=" + pauseValue, marker},
 		SysProcAttr: &syscall.SysProcAttr{
 			Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: syscall.CLONE_NEWPID,
 		},
@@ -96,15 +98,15 @@ func openPIDNamespace(instance string) (*pidNamespace, error) {
 	return h, nil
 }
 
-// path is the namespace, for the OCI spec's PID namespace entry: a
+// Path is the namespace, for the OCI spec's PID namespace entry: a
 // container joins it rather than get one of its own.
-func (h *pidNamespace) path() string {
+func (h *PIDNamespace) Path() string {
 	return fmt.Sprintf("/proc/%d/ns/pid", h.cmd.Process.Pid)
 }
 
-// alive reports the holder still running: a container joining a dead
+// Alive reports the holder still running: a container joining a dead
 // holder's namespace would fail to start with runc's words.
-func (h *pidNamespace) alive() bool {
+func (h *PIDNamespace) Alive() bool {
 	select {
 	case <-h.done:
 		return false
@@ -113,9 +115,9 @@ func (h *pidNamespace) alive() bool {
 	}
 }
 
-// close kills the holder, and with it whatever is left in the namespace,
+// Close kills the holder, and with it whatever is left in the namespace,
 // and waits for it to be reaped.
-func (h *pidNamespace) close() error {
+func (h *PIDNamespace) Close() error {
 	if h == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package runtime
+package view
 
 import (
 	"bytes"
@@ -10,18 +10,20 @@ import (
 	goruntime "runtime"
 	"strings"
 	"testing"
+
+	"github.com/knitops/knit/local/engine"
 )
 
-// runInPlan runs a shell script the way startProcess forks a container:
-// from a locked thread that entered the plan.
-func runInPlan(plan *mountPlan, script string) (string, error) {
+// runInPlan runs a shell script the way the runtime's startProcess
+// forks a container: from a locked thread that entered the plan.
+func runInPlan(plan *Plan, script string) (string, error) {
 	cmd := exec.Command("/bin/sh", "-c", script)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	done := make(chan error, 1)
 	go func() {
 		goruntime.LockOSThread()
-		stuck, err := plan.enter()
+		stuck, err := plan.Enter()
 		if err == nil {
 			err = cmd.Run()
 		}
@@ -38,10 +40,10 @@ func runInPlan(plan *mountPlan, script string) (string, error) {
 // read-only where asked, over what was there; nothing of it reaches this
 // machine's own view, nor the volumes' own directories.
 func TestMountPlanEnter(t *testing.T) {
-	if err := mountSupport(); err != nil {
+	if err := Supported(); err != nil {
 		// Not root on Linux: replicas that mount volumes are refused with
 		// this reason (volumeSupport), never run without them.
-		if os.Geteuid() == 0 || !errors.Is(err, errMountsUnsupported) {
+		if os.Geteuid() == 0 || !errors.Is(err, ErrUnsupported) {
 			t.Fatalf("mount namespaces: %v", err)
 		}
 		return
@@ -63,14 +65,14 @@ func TestMountPlanEnter(t *testing.T) {
 	write(filepath.Join(existing, "hidden"), "host")
 	top := "/knit-mount-test-" + filepath.Base(vols)
 
-	plan := &mountPlan{scratch: filepath.Join(vols, "..mounts"), mounts: []bindMount{
-		{volume: "b", source: filepath.Join(vols, "b"), target: top + "/a/b/c"}, // inside a's path
-		{volume: "a", source: filepath.Join(vols, "a"), target: top + "/a", readOnly: true},
-		{volume: "c", source: filepath.Join(vols, "c", "token"), target: top + "/sa/token"}, // a subPath file
-		{volume: "d", source: filepath.Join(vols, "b"), target: existing},
-		{volume: "e", source: filepath.Join(vols, "b"), target: top + "-too/does/not/matter"}, // a second under /: on the same mirror
+	plan := &Plan{Scratch: filepath.Join(vols, "..Mounts"), Mounts: []Mount{
+		{Volume: "b", Source: filepath.Join(vols, "b"), Target: top + "/a/b/c"}, // inside a's path
+		{Volume: "a", Source: filepath.Join(vols, "a"), Target: top + "/a", ReadOnly: true},
+		{Volume: "c", Source: filepath.Join(vols, "c", "token"), Target: top + "/sa/token"}, // a subPath file
+		{Volume: "d", Source: filepath.Join(vols, "b"), Target: existing},
+		{Volume: "e", Source: filepath.Join(vols, "b"), Target: top + "-too/does/not/matter"}, // a second under /: on the same mirror
 	}}
-	sortMounts(plan.mounts)
+	SortMounts(plan.Mounts)
 	out, err := runInPlan(plan, strings.Join([]string{
 		"cat " + top + "/a/f " + top + "/a/b/c/g " + top + "/sa/token " + existing + "/g " + top + "-too/does/not/matter/g",
 		"test ! -e " + existing + "/hidden",
@@ -91,7 +93,7 @@ func TestMountPlanEnter(t *testing.T) {
 			t.Errorf("%s exists on this machine (%v)", p, err)
 		}
 	}
-	if stages, _ := filepath.Glob(filepath.Join(plan.scratch, "*")); len(stages) != 2 {
+	if stages, _ := filepath.Glob(filepath.Join(plan.Scratch, "*")); len(stages) != 2 {
 		t.Errorf("mirrors staged: %v, want two (/ once, and a's volume)", stages)
 	}
 	if b, err := os.ReadFile(filepath.Join(existing, "hidden")); err != nil || string(b) != "host" {
@@ -99,7 +101,7 @@ func TestMountPlanEnter(t *testing.T) {
 	}
 
 	// A directory cannot cover a file, as in runc.
-	plan = &mountPlan{scratch: plan.scratch, mounts: []bindMount{{volume: "a", source: filepath.Join(vols, "a"), target: filepath.Join(existing, "hidden")}}}
+	plan = &Plan{Scratch: plan.Scratch, Mounts: []Mount{{Volume: "a", Source: filepath.Join(vols, "a"), Target: filepath.Join(existing, "hidden")}}}
 	if _, err := runInPlan(plan, "true"); err == nil || !strings.Contains(err.Error(), `volume "a" at `+existing+"/hidden: cannot mount a directory over a file") {
 		t.Errorf("a directory over a file: %v", err)
 	}
@@ -109,31 +111,80 @@ func TestMountPlanEnter(t *testing.T) {
 // path missing under / pays at each start: a mount namespace, a tmpfs
 // mirror of / and the bind, on a thread that then ends.
 func BenchmarkMountPlanEnter(b *testing.B) {
-	if err := mountSupport(); err != nil {
+	if err := Supported(); err != nil {
 		b.Fatal(err)
 	}
 	vols := b.TempDir()
 	if err := os.Mkdir(filepath.Join(vols, "v"), 0o755); err != nil {
 		b.Fatal(err)
 	}
-	plan := &mountPlan{scratch: filepath.Join(vols, "..mounts"), mounts: []bindMount{
-		{volume: "v", source: filepath.Join(vols, "v"), target: "/knit-mount-bench/v", readOnly: true},
+	plan := &Plan{Scratch: filepath.Join(vols, "..Mounts"), Mounts: []Mount{
+		{Volume: "v", Source: filepath.Join(vols, "v"), Target: "/knit-mount-bench/v", ReadOnly: true},
 	}}
 	benchEnter(b, plan)
 }
 
-// benchEnter measures plan.enter on a thread of its own each time, as a
+// benchEnter measures plan.Enter on a thread of its own each time, as a
 // container's start does (the thread ends with its goroutine).
-func benchEnter(b *testing.B, plan *mountPlan) {
+func benchEnter(b *testing.B, plan *Plan) {
 	for b.Loop() {
 		done := make(chan error, 1)
 		go func() {
 			goruntime.LockOSThread() // never unlocked: the thread ends with the goroutine
-			_, err := plan.enter()
+			_, err := plan.Enter()
 			done <- err
 		}()
 		if err := <-done; err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkContainerView is what every container pays at each start
+// where it gets a view of its own (root on Linux) and mounts nothing: a
+// mount and a UTS namespace, the hostname, /dev and /proc's read-only
+// parts, on a thread that then ends.
+func BenchmarkContainerView(b *testing.B) {
+	if err := Supported(); err != nil {
+		b.Fatal(err)
+	}
+	plan := &Plan{Scratch: filepath.Join(b.TempDir(), "..mounts"), System: true, Hostname: "bench"}
+	benchEnter(b, plan)
+}
+
+// BenchmarkConfinedKoView is what a ko:// container running as ko's
+// nonroot user pays at each start beyond BenchmarkContainerView: its
+// binary, out of that user's reach, bound at /ko-app (a mirror of /),
+// the state dir covered with its builds bound back, and its limits.
+func BenchmarkConfinedKoView(b *testing.B) {
+	if err := Supported(); err != nil {
+		b.Fatal(err)
+	}
+	state := b.TempDir()
+	builds := filepath.Join(state, "builds")
+	if err := os.MkdirAll(builds, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	bin := filepath.Join(builds, "app")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	// What the runtime's processPrivileges gives a container without a
+	// securityContext: containerd's default capabilities, no_new_privs.
+	names, err := engine.Capabilities(engine.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	limits := &Privileges{Capabilities: engine.CapabilityNumbers(names), NoNewPrivs: true}
+	for _, tc := range []struct {
+		name string
+		plan *Plan
+	}{
+		{"cover and limits", &Plan{Scratch: filepath.Join(state, "..mounts"), System: true, Hostname: "bench",
+			Hide: state, Show: []string{builds}, Limits: limits}},
+		{"binary at /ko-app", &Plan{Scratch: filepath.Join(b.TempDir(), "..mounts"), System: true, Hostname: "bench",
+			Mounts: []Mount{{Volume: "image binary", Source: bin, Target: "/ko-app/app", ReadOnly: true}}}},
+	} {
+		b.Run(tc.name, func(b *testing.B) { benchEnter(b, tc.plan) })
 	}
 }
