@@ -67,6 +67,10 @@ type ControlPlaneOptions struct {
 	// which every Route's placeholder Services point at; "" makes none
 	// (knit dev, which has no cluster DNS).
 	InternalIngress string
+	// Ingress is an ingress in this process that says which version of a
+	// Route it serves (knit dev's router): Routes are Ready only once it
+	// serves them. nil on a cluster.
+	Ingress route.IngressState
 	// QueueImage is the queue-proxy sidecar: "knit://queue" locally, an
 	// image whose entrypoint is knit-queue on a cluster.
 	QueueImage string
@@ -153,7 +157,7 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 		}},
 		{"route", func() error {
 			return route.SetupWithManager(mgr, opts.Store, route.Options{URLPort: opts.URLPort, URLPortTLS: opts.URLPortTLS, IngressURL: opts.IngressURL,
-				InternalIngress: opts.InternalIngress})
+				InternalIngress: opts.InternalIngress, Ingress: opts.Ingress})
 		}},
 		{"domainmapping", func() error {
 			return domainmapping.SetupWithManager(mgr, opts.Store, domainmapping.Options{URLPort: opts.URLPort, URLPortTLS: opts.URLPortTLS,

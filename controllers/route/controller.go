@@ -34,6 +34,10 @@ type Reconciler struct {
 	certs *certificates.Provisioner
 	// events records the Route turning Ready or failing (readyEvents).
 	events events.EventRecorder
+	// ingress, when set, says whether the ingress serves a Route as a
+	// version of it says (ingress.go); nil takes a Route's resolved
+	// traffic as served.
+	ingress IngressState
 }
 
 // SetupWithManager registers the reconciler. A Configuration or Revision
@@ -43,7 +47,7 @@ type Reconciler struct {
 // A config change (domain, templates) wakes every Route.
 func SetupWithManager(mgr ctrl.Manager, cfg *config.Store, opts Options) error {
 	r := &Reconciler{client: mgr.GetClient(), config: cfg, urlPort: opts.URLPort, urlPortTLS: opts.URLPortTLS,
-		internalIngress: opts.InternalIngress, events: mgr.GetEventRecorder("knit-route")}
+		internalIngress: opts.InternalIngress, events: mgr.GetEventRecorder("knit-route"), ingress: opts.Ingress}
 	r.certs = certificates.New(mgr.GetClient(), mgr.GetAPIReader(), certificates.Options{
 		Ingress: opts.IngressURL, Log: mgr.GetLogger().WithName("certificates")})
 	return r.setup(mgr, conflict.Requeue(r))
@@ -62,6 +66,9 @@ type Options struct {
 	// (knit-ingress-internal.knit-system.svc.cluster.local on a cluster),
 	// which every Route's placeholder Services point at; "" makes none.
 	InternalIngress string
+	// Ingress is the ingress in this process (knit dev's), which the
+	// Route's IngressReady waits for; nil on a cluster.
+	Ingress IngressState
 }
 
 // setup wires r's indexes and watches to rec, which is r itself wrapped

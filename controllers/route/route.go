@@ -71,13 +71,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		rt.Status.URL, rt.Status.Address, rt.Status.Traffic = url, &duckv1.Addressable{URL: address}, withURLs
 		rt.Status.MarkTrafficAssigned()
-		rt.Status.MarkIngressReady()
+		if r.ingressServes(rt, before) {
+			rt.Status.MarkIngressReady()
+		} else {
+			rt.Status.MarkIngressNotProgrammed()
+			recheck = ingressRecheck
+		}
 		if err := r.placeholders(ctx, rt, cfg.Network); err != nil {
 			return ctrl.Result{}, err
 		}
-		if recheck, err = r.certificate(ctx, rt, before, cfg, private); err != nil {
+		certRecheck, err := r.certificate(ctx, rt, before, cfg, private)
+		if err != nil {
 			return ctrl.Result{}, err
 		}
+		recheck = soonest(recheck, certRecheck)
 	}
 	if err := r.labelRevisions(ctx, rt, snap); err != nil {
 		return ctrl.Result{}, err

@@ -111,3 +111,29 @@ func TestServes(t *testing.T) {
 		}
 	}
 }
+
+func TestProgrammed(t *testing.T) {
+	r := NewRouter()
+	if r.Programmed("default", "hello", "7") {
+		t.Fatal("a router with no table says it serves a Route")
+	}
+	served := route("hello", nil, "http://hello.default.localhost", servingv1.TrafficTarget{RevisionName: "hello-00001", Percent: ptr.To[int64](100)})
+	served.ResourceVersion = "7"
+	idle := route("idle", nil, "http://idle.default.localhost") // no traffic: nothing to serve, and loaded
+	idle.ResourceVersion = "3"
+	r.Update(Options{}.Build([]servingv1.Route{served, idle}, nil))
+	for _, tc := range []struct {
+		name, version string
+		want          bool
+	}{
+		{"hello", "7", true},
+		{"hello", "8", false}, // a later version: its status is not in the table yet
+		{"hello", "6", false},
+		{"idle", "3", true},
+		{"gone", "1", false},
+	} {
+		if got := r.Programmed("default", tc.name, tc.version); got != tc.want {
+			t.Errorf("Programmed(%s at %s) = %v, want %v", tc.name, tc.version, got, tc.want)
+		}
+	}
+}

@@ -30,6 +30,9 @@ type Table struct {
 	certs certIndex
 	// challenges are the ACME HTTP-01 responses by host and token.
 	challenges map[string]map[string]string
+	// routes are the resourceVersions of the Routes the table was built
+	// from, by namespace/name (Programmed).
+	routes map[string]string
 }
 
 // entry is one host: the Revisions behind it and the pick cycle.
@@ -126,9 +129,10 @@ var defaultRoute = []string{"true"}
 // the tag's target at 100% whatever its percent in the split.
 func (o Options) Build(routes []servingv1.Route, slices []discoveryv1.EndpointSlice) *Table {
 	eps := endpointsByService(slices)
-	t := &Table{hosts: map[string]*entry{}, private: map[string]*entry{}, revisions: map[string]*backend{}}
+	t := &Table{hosts: map[string]*entry{}, private: map[string]*entry{}, revisions: map[string]*backend{}, routes: make(map[string]string, len(routes))}
 	for i := range routes {
 		rt := &routes[i]
+		t.routes[rt.Namespace+"/"+rt.Name] = rt.ResourceVersion
 		if len(rt.Status.Traffic) == 0 {
 			continue
 		}

@@ -142,7 +142,7 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, dp *dataPlane, 
 	}
 	defer builds.close()
 	ctrls := &controllers{config: apiSrv.config, scheme: scheme, out: out, options: platform.ControlPlaneOptions{
-		Store: dp.store, StoreWatched: true, URLPort: port(dp.ingress), URLPortTLS: port(dp.https), IngressURL: ingressURL,
+		Store: dp.store, StoreWatched: true, URLPort: port(dp.ingress), URLPortTLS: port(dp.https), IngressURL: ingressURL, Ingress: dp.router,
 		QueueImage: queueImage, QueueEnv: queueEnv,
 		RegistryTransport: images.GuardPlainHTTP(nil, opts.PlainHTTPRegistries),
 		GitCache:          dp.git.cache, GitTriggers: dp.git.triggers, GitServer: dp.git.server(),

@@ -32,6 +32,17 @@ func (rs *RouteStatus) MarkIngressReady() {
 	RouteConditions.Manage(&rs.Status).MarkTrue(RouteConditionIngressReady)
 }
 
+// ReasonIngressNotConfigured is Knative's reason while the ingress has
+// not yet been programmed with what the Route's status says.
+const ReasonIngressNotConfigured = "IngressNotConfigured"
+
+// MarkIngressNotProgrammed: the ingress does not serve the route as its
+// status says yet; it will (the reconciler looks again shortly).
+func (rs *RouteStatus) MarkIngressNotProgrammed() {
+	RouteConditions.Manage(&rs.Status).MarkUnknown(RouteConditionIngressReady, ReasonIngressNotConfigured,
+		"the ingress has not yet loaded the Route's traffic")
+}
+
 // MarkIngressNotConfigured: the route's in-cluster address cannot be
 // made (its placeholder Service's name is taken, or the write refused);
 // reason and message are the write's.
