@@ -82,6 +82,7 @@ func TestGitOpsJourney(t *testing.T) {
 		{"a broken push and an app that never gets ready leave the last good revision serving", j.badCommits},
 		{"a signed GitHub push webhook is taken, an unsigned or mis-signed one refused", j.webhook},
 		{"every ready revision is announced once with its commit", j.announcements},
+		{"an age-encrypted Secret is decrypted for the app; one for another key is refused", j.encryptedSecret},
 		{"deleting the GitRepository deletes what it deployed", j.deleteRepository},
 	}
 	for _, s := range steps {

@@ -23,6 +23,9 @@ func (r *Reconciler) apply(ctx context.Context, repo *knitv1alpha1.GitRepository
 	if err != nil {
 		return err
 	}
+	if err := checkSecretsOwned(ctx, w, repo, objs); err != nil {
+		return err
+	}
 	for _, dry := range []bool{true, false} {
 		for _, o := range objs {
 			opts := []client.ApplyOption{fieldOwner, client.ForceOwnership}

@@ -44,6 +44,9 @@ type pass struct {
 	// previewsBuilding: a pull request's head is still building, so the
 	// pass must not count as applied.
 	previewsBuilding bool
+	// decrypt decrypts the commits' SOPS files (spec.decryption), read
+	// once per pass by decrypter.
+	decrypt render.Decrypter
 	// lacksRights: the repository's ServiceAccount may not write what a
 	// branch holds; the pass does not count as applied, so the next poll
 	// tries again (identityError).
@@ -108,7 +111,7 @@ func (p *pass) branch(ctx context.Context, branch string, main bool) error {
 // render renders a branch head and plans its objects, previews of open
 // pull requests into the branch included.
 func (p *pass) render(ctx context.Context, c plan.Commit, commit *object.Commit, branch string, main bool) ([]*unstructured.Unstructured, error) {
-	rendered, err := renderCommit(commit, p.repo.Spec.Path)
+	rendered, err := p.renderCommit(ctx, commit)
 	if err != nil {
 		return nil, err
 	}
@@ -125,18 +128,6 @@ func (p *pass) render(ctx context.Context, c plan.Commit, commit *object.Commit,
 		Live:       func(name string) *servingv1.Service { return p.r.liveService(ctx, p.repo.Namespace, name) },
 		Namespaced: p.r.namespaced, Kinds: p.r.kinds(p.repo),
 	})
-}
-
-func renderCommit(commit *object.Commit, path string) ([]*unstructured.Unstructured, error) {
-	tree, err := commit.Tree()
-	if err != nil {
-		return nil, fmt.Errorf("tree of %s: %w", commit.Hash, err)
-	}
-	objs, err := render.Render(tree, path)
-	if err != nil {
-		return nil, fmt.Errorf("render %s: %w", commit.Hash.String()[:7], err)
-	}
-	return objs, nil
 }
 
 // sourceFingerprint fingerprints the commit's app sources from its tree,
@@ -236,7 +227,7 @@ func (p *pass) markSynced() {
 // invalid tells a bad commit (user error: fix and push) from a failure
 // worth retrying.
 func invalid(err error) bool {
-	if errors.Is(err, render.ErrInvalid) || errors.Is(err, plan.ErrInvalid) || errors.Is(err, errPreviewFailed) || errors.Is(err, build.ErrFailed) {
+	if errors.Is(err, render.ErrInvalid) || errors.Is(err, errDecryption) || errors.Is(err, plan.ErrInvalid) || errors.Is(err, errPreviewFailed) || errors.Is(err, build.ErrFailed) {
 		return true
 	}
 	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) ||

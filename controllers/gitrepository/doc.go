@@ -34,8 +34,10 @@
 // kinds its GitRepository allows (spec.allowedKinds, by default what a
 // Knative app is made of), within the operator's ceiling (Identity's
 // AllowedKinds, which spec.allowedKinds can narrow, never widen); never
-// GitRepositories, Secrets, RBAC or cluster-scoped objects (plan.Kinds);
-// in its namespace. And every write (apply, prune, previews) is made with
+// GitRepositories, RBAC or cluster-scoped objects (plan.Kinds), and
+// Secrets only when SOPS-encrypted in Git, decrypted in memory with the
+// repository's spec.decryption key (decryption.go), never over a Secret
+// the repository did not deploy; in its namespace. And every write (apply, prune, previews) is made with
 // the repository's identity: its spec.serviceAccountName impersonated, as
 // Flux does, else the operator's default ServiceAccount of its namespace
 // (identity.go), so the API server's RBAC has the last word. Only without

@@ -59,7 +59,7 @@ func (p *pass) preview(ctx context.Context, pr *knitv1alpha1.PullRequest, branch
 	if err != nil {
 		return err
 	}
-	rendered, err := renderCommit(commit, p.repo.Spec.Path)
+	rendered, err := p.renderCommit(ctx, commit)
 	if err != nil {
 		out.err = err.Error()
 		return nil

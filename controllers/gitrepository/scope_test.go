@@ -71,7 +71,7 @@ func TestCommitsDeployOnlyAllowedKinds(t *testing.T) {
 			name: "a Secret", file: "secret.yaml",
 			doc:  "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  password: overwritten\n",
 			obj:  &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds"}},
-			want: []string{"Secret creds", "never deployed from Git"},
+			want: []string{"Secret creds", "a Secret in Git must be SOPS-encrypted", "plain-text Secrets are never deployed"},
 		},
 		{
 			name: "RBAC", file: "rbac.yaml",

@@ -46,7 +46,9 @@ type Kinds struct {
 // credentials to any URL), a Secret (it could overwrite another
 // repository's credentials or a service account's token), and RBAC
 // (rights are granted by people, not by pushes). Cluster-scoped kinds are
-// refused by Objects on their own.
+// refused by Objects on their own. The one way around it is a Secret that
+// was SOPS-encrypted in Git, which Objects checks apart (checkSecret) and
+// the apply never lets take over a Secret it did not deploy.
 func NeverFromGit(gk schema.GroupKind) bool {
 	switch {
 	case gk.Group == "rbac.authorization.k8s.io":

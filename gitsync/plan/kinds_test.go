@@ -111,7 +111,7 @@ func TestObjectsRefuseKinds(t *testing.T) {
 	if !errors.Is(err, ErrInvalid) {
 		t.Fatalf("err = %v, want ErrInvalid", err)
 	}
-	for _, want := range []string{"Secret s: kind Secret is never deployed", "GitRepository.knit.dev steal: kind GitRepository.knit.dev is never deployed",
+	for _, want := range []string{"Secret s: a Secret in Git must be SOPS-encrypted", "GitRepository.knit.dev steal: kind GitRepository.knit.dev is never deployed",
 		`Deployment.apps d: kind Deployment.apps is not allowed from this repository`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v\nwant it to say %q", err, want)

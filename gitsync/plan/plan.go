@@ -87,8 +87,12 @@ func object(in Input, obj *unstructured.Unstructured) (*unstructured.Unstructure
 	if ns := obj.GetNamespace(); ns != "" && ns != in.Commit.Namespace {
 		return nil, fmt.Errorf("%s: namespace %q is not the GitRepository's %q; drop metadata.namespace or move the GitRepository", ref, ns, in.Commit.Namespace)
 	}
-	if err := in.Kinds.Check(gvk.GroupKind()); err != nil {
-		return nil, fmt.Errorf("%s %s: %w", KindString(gvk.GroupKind()), obj.GetName(), err)
+	check := in.Kinds.Check(gvk.GroupKind())
+	if isSecret(gvk.GroupKind()) {
+		check = checkSecret(obj)
+	}
+	if check != nil {
+		return nil, fmt.Errorf("%s %s: %w", KindString(gvk.GroupKind()), obj.GetName(), check)
 	}
 	obj.SetNamespace(in.Commit.Namespace)
 	if gvk == serviceGVK {

@@ -29,6 +29,11 @@ type Options struct {
 	// render (see aliasBudget). A commit that needs more is refused
 	// (ErrInvalid). Default DefaultMaxAliasNodes.
 	MaxAliasNodes int64
+	// Decrypter decrypts the commit's SOPS-encrypted files in memory, as
+	// they are read; the objects they hold carry
+	// DecryptedFromAnnotation. Nil refuses an encrypted file (ErrInvalid)
+	// rather than deploying its ciphertext.
+	Decrypter Decrypter
 }
 
 // Defaults fills what was left empty.
@@ -78,6 +83,7 @@ func (o Options) Render(tree *object.Tree, dir string) ([]*unstructured.Unstruct
 		return nil, invalid(dir, err)
 	}
 	w := &walker{repo: newRepo(tree, o.MaxBytes), aliases: newAliasBudget(o.MaxAliasNodes), visited: map[string]*walked{}}
+	w.repo.decrypter = o.Decrypter
 	n, err := w.repo.stat(dir)
 	if errors.Is(err, errNotFound) {
 		return nil, invalid(dirName(dir), errors.New("no such directory in the commit"))
@@ -100,7 +106,14 @@ func (o Options) Render(tree *object.Tree, dir string) ([]*unstructured.Unstruct
 	if err := w.kustomization(dir, false, 0); err != nil {
 		return nil, err
 	}
-	return build(w.repo.files, dir)
+	objs, err := build(w.repo.files, dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := settle(objs, w.repo.nonce); err != nil {
+		return nil, err
+	}
+	return objs, nil
 }
 
 // build runs kustomize over the files the walk read.

@@ -34,10 +34,14 @@ type repo struct {
 	files  map[string][]byte
 	// generated holds the paths of files that are not in the commit.
 	generated map[string]bool
+	// decrypter decrypts SOPS-encrypted files as they are read; nil
+	// refuses them. nonce marks what it decrypted (see settle).
+	decrypter Decrypter
+	nonce     string
 }
 
 func newRepo(root *object.Tree, limit int64) *repo {
-	return &repo{root: root, budget: limit, limit: limit, files: map[string][]byte{}, generated: map[string]bool{}}
+	return &repo{root: root, budget: limit, limit: limit, files: map[string][]byte{}, generated: map[string]bool{}, nonce: newNonce()}
 }
 
 // node is what a logical path resolves to.
@@ -157,6 +161,9 @@ func (r *repo) read(p string) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: %w", n.real, err)
 	}
 	r.budget -= int64(len(data))
+	if data, err = r.decrypt(p, data); err != nil {
+		return nil, err
+	}
 	r.files[p] = data
 	return data, nil
 }

@@ -47,6 +47,21 @@ const (
 	DeletionPolicyOrphan DeletionPolicy = "Orphan"
 )
 
+// Decryption says how knit decrypts the SOPS-encrypted files of a
+// GitRepository's commits, as Flux's spec.decryption does.
+type Decryption struct {
+	// Provider is what encrypted the files: sops.
+	// +kubebuilder:validation:Enum=sops
+	Provider string `json:"provider"`
+	// SecretRef names a Secret in the GitRepository's namespace whose
+	// keys ending in .agekey hold the age identities (one
+	// AGE-SECRET-KEY-1… per line) the files were encrypted for.
+	SecretRef corev1.LocalObjectReference `json:"secretRef"`
+}
+
+// DecryptionProviderSOPS is the one Decryption.Provider.
+const DecryptionProviderSOPS = "sops"
+
 // GitRepositoryFinalizer holds a GitRepository's deletion until what it
 // deployed is deleted (DeletionPolicyDelete) or let go.
 const GitRepositoryFinalizer = "knit.dev/gitrepository"
@@ -95,9 +110,10 @@ type GitRepositorySpec struct {
 	// Kind.group ("Deployment.apps"; the core group's alone:
 	// "ConfigMap"). Empty: Knative Services, Configurations and Routes,
 	// ConfigMaps and knit's EventSinks. A commit holding another kind
-	// changes nothing and says which. GitRepositories, Secrets, RBAC and
+	// changes nothing and says which. GitRepositories, RBAC and
 	// cluster-scoped objects are never deployed from Git, listed or not:
-	// a push must not be able to reach credentials or rights.
+	// a push must not be able to reach credentials or rights; nor are
+	// Secrets, but those SOPS-encrypted in Git (spec.decryption).
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:Pattern=`^[A-Z][A-Za-z0-9]*(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
@@ -110,6 +126,12 @@ type GitRepositorySpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+	// Decryption, when set, decrypts the commit's SOPS-encrypted files
+	// in memory before rendering, with the age identities of a Secret,
+	// and lets SOPS-encrypted Secrets be deployed (plain-text Secrets
+	// never are). Without it, an encrypted file refuses its commit.
+	// +optional
+	Decryption *Decryption `json:"decryption,omitempty"`
 }
 
 // GitRepositoryStatus reports what was last synced from each branch.
