@@ -83,6 +83,7 @@ func TestGitOpsJourney(t *testing.T) {
 		{"a signed GitHub push webhook is taken, an unsigned or mis-signed one refused", j.webhook},
 		{"every ready revision is announced once with its commit", j.announcements},
 		{"an age-encrypted Secret is decrypted for the app; one for another key is refused", j.encryptedSecret},
+		{"with spec.verify an unsigned push is refused and a signed one deploys", j.signedCommits},
 		{"deleting the GitRepository deletes what it deployed", j.deleteRepository},
 	}
 	for _, s := range steps {

@@ -21,6 +21,7 @@ import (
 	"github.com/knitops/knit/gitsync/build"
 	"github.com/knitops/knit/gitsync/plan"
 	"github.com/knitops/knit/gitsync/render"
+	"github.com/knitops/knit/gitsync/signatures"
 	gitsource "github.com/knitops/knit/gitsync/source"
 )
 
@@ -47,6 +48,9 @@ type pass struct {
 	// decrypt decrypts the commits' SOPS files (spec.decryption), read
 	// once per pass by decrypter.
 	decrypt render.Decrypter
+	// trusted are the signers spec.verify trusts, read once per pass by
+	// verifyCommit.
+	trusted *signatures.Keys
 	// lacksRights: the repository's ServiceAccount may not write what a
 	// branch holds; the pass does not count as applied, so the next poll
 	// tries again (identityError).
@@ -78,7 +82,11 @@ func (p *pass) branch(ctx context.Context, branch string, main bool) error {
 	}
 	status := p.branchStatus(branch)
 	status.Commit = sha
-	objs, err := p.render(ctx, c, commit, branch, main)
+	signer, err := p.verifyCommit(ctx, commit)
+	var objs []*unstructured.Unstructured
+	if err == nil {
+		objs, err = p.render(ctx, c, commit, branch, main)
+	}
 	if err == nil {
 		err = p.buildImages(ctx, c, commit, objs)
 	}
@@ -99,7 +107,7 @@ func (p *pass) branch(ctx context.Context, branch string, main bool) error {
 		return nil
 	}
 	now := metav1.Now()
-	status.AppliedCommit, status.Error, status.LastSyncTime = sha, "", &now
+	status.AppliedCommit, status.Error, status.LastSyncTime, status.Signer = sha, "", &now, signer
 	for _, o := range objs {
 		p.inventory = append(p.inventory, knitv1alpha1.ObjectReference{
 			APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), Branch: branch,
@@ -227,7 +235,7 @@ func (p *pass) markSynced() {
 // invalid tells a bad commit (user error: fix and push) from a failure
 // worth retrying.
 func invalid(err error) bool {
-	if errors.Is(err, render.ErrInvalid) || errors.Is(err, errDecryption) || errors.Is(err, plan.ErrInvalid) || errors.Is(err, errPreviewFailed) || errors.Is(err, build.ErrFailed) {
+	if errors.Is(err, render.ErrInvalid) || errors.Is(err, errDecryption) || errors.Is(err, errVerification) || errors.Is(err, signatures.ErrNotTrusted) || errors.Is(err, plan.ErrInvalid) || errors.Is(err, errPreviewFailed) || errors.Is(err, build.ErrFailed) {
 		return true
 	}
 	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) ||

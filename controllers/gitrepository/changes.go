@@ -128,7 +128,7 @@ func (r *Reconciler) applyKey(ctx context.Context, repo *knitv1alpha1.GitReposit
 	h := sha256.New()
 	fmt.Fprintf(h, "generation %d\n", repo.Generation)
 	writeSorted(h, heads, "head")
-	if err := r.writeDecryptionKey(ctx, h, repo); err != nil {
+	if err := r.writeKeySecrets(ctx, h, repo); err != nil {
 		return "", err
 	}
 	prs = previewed(repo, prs)

@@ -25,8 +25,7 @@ import (
 var errDecryption = errors.New("decryption keys unusable")
 
 // decryptionSecret reads the Secret spec.decryption names, nil when the
-// repository decrypts nothing. It is read uncached, as credentials are:
-// Secrets are not worth a cluster-wide watch.
+// repository decrypts nothing.
 func (r *Reconciler) decryptionSecret(ctx context.Context, repo *knitv1alpha1.GitRepository) (*corev1.Secret, error) {
 	d := repo.Spec.Decryption
 	if d == nil {
@@ -35,29 +34,46 @@ func (r *Reconciler) decryptionSecret(ctx context.Context, repo *knitv1alpha1.Gi
 	if d.Provider != knitv1alpha1.DecryptionProviderSOPS {
 		return nil, fmt.Errorf("%w: spec.decryption.provider %q: knit decrypts sops only", errDecryption, d.Provider)
 	}
+	return r.keySecret(ctx, repo, d.SecretRef.Name, "spec.decryption.secretRef", errDecryption)
+}
+
+// keySecret reads a Secret of keys a GitRepository's field names. It is
+// read uncached, as credentials are: Secrets are not worth a
+// cluster-wide watch. A missing Secret is the user's to create (unusable
+// wraps the error).
+func (r *Reconciler) keySecret(ctx context.Context, repo *knitv1alpha1.GitRepository, name, field string, unusable error) (*corev1.Secret, error) {
 	secret := &corev1.Secret{}
-	key := client.ObjectKey{Namespace: repo.Namespace, Name: d.SecretRef.Name}
+	key := client.ObjectKey{Namespace: repo.Namespace, Name: name}
 	if err := r.reader.Get(ctx, key, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("%w: spec.decryption.secretRef: Secret %s not found", errDecryption, key)
+			return nil, fmt.Errorf("%w: %s: Secret %s not found", unusable, field, key)
 		}
-		return nil, fmt.Errorf("decryption Secret %s: %w", key, err)
+		return nil, fmt.Errorf("%s: Secret %s: %w", field, key, err)
 	}
 	return secret, nil
 }
 
-// writeDecryptionKey adds to an apply key what decryption reads: the
-// decryption Secret's version, so that a Secret created or corrected
-// after a commit failed to decrypt applies that commit again.
-func (r *Reconciler) writeDecryptionKey(ctx context.Context, w io.Writer, repo *knitv1alpha1.GitRepository) error {
-	s, err := r.decryptionSecret(ctx, repo)
-	switch {
-	case errors.Is(err, errDecryption):
-		fmt.Fprintf(w, "decryption unusable\n")
-	case err != nil:
-		return err
-	case s != nil:
-		fmt.Fprintf(w, "decryption %s %s\n", s.UID, s.ResourceVersion)
+// writeKeySecrets adds to an apply key what decryption and verification
+// read: their Secrets' versions, so that a Secret created or corrected
+// after a commit was refused applies that commit again.
+func (r *Reconciler) writeKeySecrets(ctx context.Context, w io.Writer, repo *knitv1alpha1.GitRepository) error {
+	for _, k := range []struct {
+		what     string
+		read     func(context.Context, *knitv1alpha1.GitRepository) (*corev1.Secret, error)
+		unusable error
+	}{
+		{"decryption", r.decryptionSecret, errDecryption},
+		{"verification", r.verificationSecret, errVerification},
+	} {
+		s, err := k.read(ctx, repo)
+		switch {
+		case errors.Is(err, k.unusable):
+			fmt.Fprintf(w, "%s unusable\n", k.what)
+		case err != nil:
+			return err
+		case s != nil:
+			fmt.Fprintf(w, "%s %s %s\n", k.what, s.UID, s.ResourceVersion)
+		}
 	}
 	return nil
 }

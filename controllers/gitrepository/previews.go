@@ -59,6 +59,13 @@ func (p *pass) preview(ctx context.Context, pr *knitv1alpha1.PullRequest, branch
 	if err != nil {
 		return err
 	}
+	if _, err := p.verifyCommit(ctx, commit); err != nil {
+		if !invalid(err) {
+			return err
+		}
+		out.err = err.Error()
+		return nil
+	}
 	rendered, err := p.renderCommit(ctx, commit)
 	if err != nil {
 		out.err = err.Error()

@@ -143,6 +143,15 @@ func (g *gitRepo) git(args ...string) string {
 // commit writes files (an empty content deletes the file) and commits.
 func (g *gitRepo) commit(msg string, files map[string]string) string {
 	g.t.Helper()
+	g.stage(files)
+	g.git("commit", "-qm", msg, "--allow-empty")
+	return g.git("rev-parse", "HEAD")
+}
+
+// stage writes files (an empty content deletes the file) and adds them
+// to the index.
+func (g *gitRepo) stage(files map[string]string) {
+	g.t.Helper()
 	for name, content := range files {
 		path := filepath.Join(g.dir, name)
 		if content == "" {
@@ -157,8 +166,6 @@ func (g *gitRepo) commit(msg string, files map[string]string) string {
 		}
 	}
 	g.git("add", "-A")
-	g.git("commit", "-qm", msg, "--allow-empty")
-	return g.git("rev-parse", "HEAD")
 }
 
 // defaultServiceAccount is what the suite's syncs write as when their

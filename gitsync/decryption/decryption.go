@@ -31,6 +31,13 @@ const AgeKeySuffix = ".agekey"
 // decrypt: the commit's problem (or the Secret's), not one to retry.
 var ErrEncryptedFor = errors.New("not encrypted for these identities")
 
+// notForUs is a file none of the identities can decrypt; it matches
+// ErrEncryptedFor without saying so in its message.
+type notForUs struct{ msg string }
+
+func (e *notForUs) Error() string        { return e.msg }
+func (e *notForUs) Is(target error) bool { return target == ErrEncryptedFor }
+
 // Decryptor decrypts SOPS files with one repository's age identities. It
 // holds no state beyond them and is safe for concurrent use.
 type Decryptor struct {
@@ -102,12 +109,12 @@ func (d *Decryptor) Decrypt(name string, data []byte) ([]byte, error) {
 	}
 	fileRecipients, others := recipientsOf(tree.Metadata)
 	if len(fileRecipients) == 0 {
-		return nil, fmt.Errorf("%s is encrypted for %s, not for an age recipient: knit decrypts age only: %w",
-			name, strings.Join(others, ", "), ErrEncryptedFor)
+		return nil, &notForUs{fmt.Sprintf("%s is encrypted for %s, not for an age recipient: knit decrypts age only",
+			name, strings.Join(others, ", "))}
 	}
 	if !d.anyRecipient(fileRecipients) {
-		return nil, fmt.Errorf("%s is encrypted for %s; %s holds identities for %s: %w",
-			name, strings.Join(fileRecipients, ", "), d.source, strings.Join(d.recipients, ", "), ErrEncryptedFor)
+		return nil, &notForUs{fmt.Sprintf("%s is encrypted for %s; %s holds identities for %s",
+			name, strings.Join(fileRecipients, ", "), d.source, strings.Join(d.recipients, ", "))}
 	}
 	_, err = common.DecryptTree(common.DecryptTreeOpts{
 		Cipher:          aes.NewCipher(),

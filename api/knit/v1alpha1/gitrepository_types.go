@@ -59,6 +59,23 @@ type Decryption struct {
 	SecretRef corev1.LocalObjectReference `json:"secretRef"`
 }
 
+// Verification says which signers a GitRepository's deployed commits must
+// be signed by, as Flux's spec.verify does.
+type Verification struct {
+	// Mode is what is verified: HEAD, the commit each tracked branch's
+	// head and each previewed pull request's head points at.
+	// +kubebuilder:validation:Enum=HEAD
+	// +kubebuilder:default=HEAD
+	// +optional
+	Mode string `json:"mode,omitempty"`
+	// SecretRef names a Secret in the GitRepository's namespace holding
+	// the trusted keys: ASCII-armored OpenPGP public keys (gpg --export
+	// --armor) under any key, and SSH allowed signers (ssh-keygen's
+	// format, as git's gpg.ssh.allowedSignersFile) under the key
+	// allowed_signers.
+	SecretRef corev1.LocalObjectReference `json:"secretRef"`
+}
+
 // DecryptionProviderSOPS is the one Decryption.Provider.
 const DecryptionProviderSOPS = "sops"
 
@@ -132,6 +149,12 @@ type GitRepositorySpec struct {
 	// never are). Without it, an encrypted file refuses its commit.
 	// +optional
 	Decryption *Decryption `json:"decryption,omitempty"`
+	// Verify, when set, deploys (and previews) only commits signed by a
+	// key its Secret trusts; any other commit is refused, its condition
+	// saying who signed it or that nobody did, and what served before
+	// keeps serving.
+	// +optional
+	Verify *Verification `json:"verify,omitempty"`
 }
 
 // GitRepositoryStatus reports what was last synced from each branch.
@@ -213,6 +236,9 @@ type BranchStatus struct {
 	// Error is why the last sync of Commit failed, empty when it succeeded.
 	// +optional
 	Error string `json:"error,omitempty"`
+	// Signer is who signed AppliedCommit, when spec.verify is set.
+	// +optional
+	Signer string `json:"signer,omitempty"`
 }
 
 // ObjectReference names one applied object.

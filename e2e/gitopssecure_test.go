@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +18,8 @@ import (
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	"github.com/knitops/knit/gitsync/decryption/sopstest"
+	"github.com/knitops/knit/gitsync/signatures"
+	"github.com/knitops/knit/gitsync/signatures/signtest"
 )
 
 // sealedService is examples/gitops-hello's Service greeting whatever the
@@ -111,4 +115,79 @@ func (j *gitopsJourney) encryptedSecret(t *testing.T) {
 	if strings.Contains(seen, "Sealed") {
 		t.Errorf("a decrypted value shows in the GitRepository's status or an Event:\n%s", seen)
 	}
+}
+
+// signedService is examples/gitops-hello's Service greeting target.
+func signedService(target string) string {
+	return strings.Replace(sealedService, "              valueFrom:\n                secretKeyRef: {name: greeting, key: target}\n", "              value: "+target+"\n", 1)
+}
+
+// commitSigned commits every change of the work tree signed by signer, as
+// `git commit -S` does with gpg.format=ssh (through go-git's signer, so
+// the test needs no ssh-keygen), and returns the SHA.
+func (g *gitWorkTree) commitSigned(msg string, signer git.Signer) string {
+	g.t.Helper()
+	g.git("add", "--all")
+	r, err := git.PlainOpen(g.dir)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	w, err := r.Worktree()
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	who := &object.Signature{Name: gitAuthorName, Email: gitAuthorEmail, When: time.Now()}
+	h, err := w.Commit(msg, &git.CommitOptions{Signer: signer, Author: who, Committer: who, AllowEmptyCommits: true})
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return h.String()
+}
+
+// signedCommits: with spec.verify naming a Secret of SSH allowed signers,
+// an unsigned push is refused, saying so, while the last good revision
+// serves; a push signed by an allowed key deploys, and the branch status
+// says who signed it.
+func (j *gitopsJourney) signedCommits(t *testing.T) {
+	ctx := context.Background()
+	key, err := signtest.NewSSH()
+	if err != nil {
+		t.Fatal(err)
+	}
+	signers := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "signers"},
+		Data: map[string][]byte{signatures.AllowedSignersKey: []byte(key.AllowedSigner(gitAuthorEmail, `namespaces="git"`))}}
+	if err := j.c.Create(ctx, signers); err != nil {
+		t.Fatal(err)
+	}
+	repo := &knitv1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello"}}
+	patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"verify":{"mode":"HEAD","secretRef":{"name":"signers"}}}}`))
+	if err := j.c.Patch(ctx, repo, patch); err != nil {
+		t.Fatal(err)
+	}
+	last, greeting := j.main, j.greeting
+
+	j.app.git("rm", "--quiet", "greeting.yaml")
+	j.app.write("kustomization.yaml", "resources:\n  - service.yaml\n")
+	j.app.write("service.yaml", signedService("Unsigned"))
+	unsigned := j.app.commitAll("An unsigned change")
+	j.push("main")
+	j.waitCondition("Synced=False: "+unsigned[:7]+" is not signed", func(repo *knitv1alpha1.GitRepository) (bool, string) {
+		synced := repo.Status.GetCondition(knitv1alpha1.GitRepositoryConditionSynced)
+		return synced.IsFalse() && strings.Contains(synced.Message, "commit "+unsigned[:7]+" is not signed"), fmt.Sprintf("Synced: %+v", synced)
+	})
+	j.serving(last, greeting)
+
+	j.app.write("service.yaml", signedService("Signed"))
+	signed := j.app.commitSigned("A signed change", key)
+	took := j.pushServes("main", helloHost, "Hello Signed!", 2*time.Minute)
+	j.timings = append(j.timings, fmt.Sprintf("signed push %s", took))
+	j.waitReady("hello-"+signed[:7], signed, time.Minute)
+	j.waitCondition("main applied, signed by "+key.Fingerprint(), func(repo *knitv1alpha1.GitRepository) (bool, string) {
+		for _, b := range repo.Status.Branches {
+			if b.Name == "main" {
+				return b.AppliedCommit == signed && strings.Contains(b.Signer, key.Fingerprint()), fmt.Sprintf("%+v", b)
+			}
+		}
+		return false, "no main"
+	})
 }
