@@ -26,8 +26,10 @@ import (
 	"github.com/knitops/knit/controllers/serverlessservice"
 	"github.com/knitops/knit/controllers/service"
 	"github.com/knitops/knit/gitsync/build"
+	"github.com/knitops/knit/gitsync/egress"
 	"github.com/knitops/knit/gitsync/events"
 	"github.com/knitops/knit/gitsync/eventstore"
+	"github.com/knitops/knit/gitsync/githubapp"
 	gitsource "github.com/knitops/knit/gitsync/source"
 	"github.com/knitops/knit/webhooks"
 )
@@ -139,6 +141,8 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 	if opts.GitCache.Egress == nil {
 		opts.GitCache.Egress = egressPolicy
 	}
+	// One cache of GitHub App installation tokens for fetches and builds.
+	githubApps := githubapp.New(&http.Client{Transport: egress.Transport(egressPolicy), Timeout: 30 * time.Second})
 	var steps []step
 	if !opts.StoreWatched {
 		steps = append(steps, step{"config", func() error { return opts.Store.SetupWithManager(mgr) }})
@@ -169,8 +173,11 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 			if err != nil {
 				return err
 			}
+			if builder != nil {
+				builder.SetCredentialResolver(githubApps.Resolve)
+			}
 			return gitrepository.SetupWithManager(mgr, gitrepository.Options{Cache: opts.GitCache, Announcer: announcer, Triggers: opts.GitTriggers,
-				Builder: builder, Builders: opts.ImageBuilders, GitServer: opts.GitServer, Identity: opts.GitOpsIdentity})
+				Builder: builder, Builders: opts.ImageBuilders, GitServer: opts.GitServer, Identity: opts.GitOpsIdentity, GitHubApps: githubApps})
 		}},
 		{"announce", func() error { return announcer.SetupWithManager(mgr) }},
 		{"pullrequest", func() error {

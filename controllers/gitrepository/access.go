@@ -23,6 +23,9 @@ const (
 	// ReasonSecretNotForGit: spec.secretRef names a Secret not labelled
 	// gitsource.CredentialsLabel; none of its keys is sent anywhere.
 	ReasonSecretNotForGit = "SecretNotForGit"
+	// ReasonGitHubAppToken: spec.secretRef holds GitHub App credentials
+	// that could not be exchanged for an installation token.
+	ReasonGitHubAppToken = "GitHubAppTokenFailed"
 	// ReasonNotRepositoryOwner: spec.url is a repository of knit's Git
 	// server that belongs to another namespace (gitserver.Owners); the
 	// server's token is not presented for it.
@@ -67,7 +70,11 @@ func (r *Reconciler) auth(ctx context.Context, repo *knitv1alpha1.GitRepository)
 		if err := gitsource.CheckCredentialsSecret(secret); err != nil {
 			return nil, &accessError{reason: ReasonSecretNotForGit, msg: "spec.secretRef: " + err.Error()}
 		}
-		if auth := gitsource.AuthFromSecret(secret.Data); auth != nil {
+		data, err := r.githubApps.Resolve(ctx, secret.Data)
+		if err != nil {
+			return nil, &accessError{reason: ReasonGitHubAppToken, msg: "spec.secretRef: " + err.Error()}
+		}
+		if auth := gitsource.AuthFromSecret(data); auth != nil {
 			return auth, nil
 		}
 	}

@@ -2,6 +2,7 @@ package gitrepository
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -21,6 +22,8 @@ import (
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/controllers/conflict"
 	"github.com/knitops/knit/gitsync/build"
+	"github.com/knitops/knit/gitsync/egress"
+	"github.com/knitops/knit/gitsync/githubapp"
 	"github.com/knitops/knit/gitsync/plan"
 	gitsource "github.com/knitops/knit/gitsync/source"
 )
@@ -58,6 +61,9 @@ type Options struct {
 	// Identity bounds what every sync writes: whom it writes as when its
 	// GitRepository names no ServiceAccount, and the kinds any may allow.
 	Identity Identity
+	// GitHubApps exchanges GitHub App credentials for installation
+	// tokens; nil makes one whose requests obey Cache's egress policy.
+	GitHubApps *githubapp.Tokens
 }
 
 // Reconciler syncs GitRepositories.
@@ -76,6 +82,8 @@ type Reconciler struct {
 	identities *identities
 	// allowedKinds is the operator's ceiling on spec.allowedKinds.
 	allowedKinds []string
+	// githubApps turns GitHub App credentials into tokens.
+	githubApps *githubapp.Tokens
 }
 
 // SetupWithManager registers the reconciler. Besides its own resource it
@@ -88,7 +96,10 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if opts.Workers <= 0 {
 		opts.Workers = 4
 	}
-	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: opts.Cache, announcer: opts.Announcer,
+	if opts.GitHubApps == nil {
+		opts.GitHubApps = githubapp.New(&http.Client{Transport: egress.Transport(opts.Cache.Egress), Timeout: 30 * time.Second})
+	}
+	r := &Reconciler{githubApps: opts.GitHubApps, client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: opts.Cache, announcer: opts.Announcer,
 		memory: newMemory(), now: time.Now, builders: builders(opts), events: mgr.GetEventRecorder("knit-gitsync"),
 		gitServer: opts.GitServer, allowedKinds: opts.Identity.AllowedKinds,
 		identities: newIdentities(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}, opts.Identity.DefaultServiceAccount)}

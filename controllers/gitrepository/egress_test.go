@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/knitops/knit/gitsync/egress"
@@ -34,4 +36,27 @@ func TestFetchFailedReason(t *testing.T) {
 // localDirs is the egress policy of the suite, whose repositories are
 // local directories: the default policy refuses them, as it would a user's
 // file:// URL, so the tests allow them explicitly.
-func localDirs() *egress.Policy { return &egress.Policy{Schemes: []string{"file"}} }
+// Tests serving over HTTP on loopback allow their listeners there too
+// (allowLoopback), as an operator's egress-allow would.
+func localDirs() *egress.Policy {
+	loopbackAllowed.Lock()
+	defer loopbackAllowed.Unlock()
+	return &egress.Policy{Schemes: []string{"file"}, Allow: slices.Clone(loopbackAllowed.rules)}
+}
+
+var loopbackAllowed struct {
+	sync.Mutex
+	rules []egress.Rule
+}
+
+// allowLoopback lets the suite's syncs reach addr (host:port).
+func allowLoopback(t *testing.T, addr string) {
+	t.Helper()
+	rules, err := egress.ParseRules(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loopbackAllowed.Lock()
+	loopbackAllowed.rules = append(loopbackAllowed.rules, rules...)
+	loopbackAllowed.Unlock()
+}

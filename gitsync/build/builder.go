@@ -29,6 +29,17 @@ type Builder struct {
 	reader client.Reader // pods and Secrets, uncached
 	cfg    Config
 	now    func() time.Time
+	// resolve turns a repository's Secret into what a fetch presents
+	// (SetCredentialResolver); nil copies it as it is.
+	resolve func(ctx context.Context, data map[string][]byte) (map[string][]byte, error)
+}
+
+// SetCredentialResolver makes the Builder copy for each Job what resolve
+// makes of the repository's Secret rather than the Secret itself: for
+// GitHub App credentials an installation token, so the app's private key
+// never leaves the controller.
+func (b *Builder) SetCredentialResolver(resolve func(ctx context.Context, data map[string][]byte) (map[string][]byte, error)) {
+	b.resolve = resolve
 }
 
 // New returns a Builder for cfg; c must be able to read Jobs in
@@ -147,9 +158,17 @@ func (b *Builder) start(ctx context.Context, r Request, key, credentials string,
 		if err := b.reader.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: credentials}, secret); err != nil {
 			return knitv1alpha1.BuildStatus{}, fmt.Errorf("credentials Secret %s/%s: %w", r.Namespace, credentials, err)
 		}
-		if hasGitCredentials(secret.Data) { // not just a webhook secret
-			data = secret.Data
+		data = secret.Data
+		if b.resolve != nil {
+			var err error
+			if data, err = b.resolve(ctx, data); err != nil {
+				return knitv1alpha1.BuildStatus{}, fmt.Errorf("credentials Secret %s/%s: %w", r.Namespace, credentials, err)
+			}
+		}
+		if hasGitCredentials(data) { // not just a webhook secret
 			r.Credentials = JobName(key) + "-source"
+		} else {
+			data = nil
 		}
 	}
 	if err := b.ensureCache(ctx); err != nil {

@@ -19,6 +19,8 @@ import (
 
 	"github.com/knitops/knit/api"
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	"github.com/knitops/knit/gitsync/githubapp"
+	"github.com/knitops/knit/gitsync/githubapp/githubapptest"
 	"github.com/knitops/knit/internal/testapi"
 )
 
@@ -247,5 +249,35 @@ func TestBuilderFailures(t *testing.T) {
 				t.Errorf("Resolve of a failed build = %+v, want Failed with %q", st, tt.want)
 			}
 		})
+	}
+}
+
+// A repository with GitHub App credentials gives its build Job an
+// installation token, never the app's private key.
+func TestBuilderCopiesATokenForGitHubApps(t *testing.T) {
+	b, repoNS := newBuilder(t)
+	github := githubapptest.New(t)
+	b.SetCredentialResolver(githubapp.New(github.Client()).Resolve)
+	ctx := context.Background()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "app-creds", Namespace: repoNS}, Data: github.Secret()}
+	if err := k8s.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.Resolve(ctx, nil, request(repoNS), "app-creds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := getJob(t, b, st)
+	copied := &corev1.Secret{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: b.Namespace(), Name: job.Name + "-source"}, copied); err != nil {
+		t.Fatalf("no credentials beside the Job: %v", err)
+	}
+	if string(copied.Data["username"]) != githubapp.TokenUser || string(copied.Data["password"]) != "ghs_token1" {
+		t.Errorf("copied credentials %q, want x-access-token and the installation token", copied.Data)
+	}
+	for k, v := range copied.Data {
+		if strings.HasPrefix(k, "githubApp") || strings.Contains(string(v), "PRIVATE KEY") {
+			t.Errorf("the copy beside the Job holds %s", k)
+		}
 	}
 }
