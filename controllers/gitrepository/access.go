@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	"github.com/knitops/knit/gitsync/egress"
 	gitsource "github.com/knitops/knit/gitsync/source"
 )
 
@@ -23,6 +24,9 @@ const (
 	// ReasonSecretNotForGit: spec.secretRef names a Secret not labelled
 	// gitsource.CredentialsLabel; none of its keys is sent anywhere.
 	ReasonSecretNotForGit = "SecretNotForGit"
+	// ReasonSSHKeyRequired: spec.url is an SSH URL and spec.secretRef
+	// does not give a usable deploy key and known_hosts.
+	ReasonSSHKeyRequired = "SSHKeyRequired"
 	// ReasonGitHubAppToken: spec.secretRef holds GitHub App credentials
 	// that could not be exchanged for an installation token.
 	ReasonGitHubAppToken = "GitHubAppTokenFailed"
@@ -55,11 +59,17 @@ func authFailedReason(err error) string {
 // (GitServer.auth), else nothing. A URL carrying credentials and a Secret
 // not meant for Git are refused before anything is read or sent.
 func (r *Reconciler) auth(ctx context.Context, repo *knitv1alpha1.GitRepository) (transport.AuthMethod, error) {
-	if gitsource.HasUserinfo(repo.Spec.URL) {
+	if gitsource.CarriesCredentials(repo.Spec.URL) {
 		return nil, &accessError{reason: ReasonCredentialsInURL, msg: fmt.Sprintf(
 			"spec.url %s carries credentials (user@ or user:password@): knit does not fetch it, since a URL shows in status, Events and logs; "+
 				"remove them and name a Secret labelled %s=true in spec.secretRef",
 			gitsource.RedactURL(repo.Spec.URL), gitsource.CredentialsLabel)}
+	}
+	ssh := gitsource.IsSSH(repo.Spec.URL)
+	if ssh && repo.Spec.SecretRef == nil {
+		return nil, &accessError{reason: ReasonSSHKeyRequired, msg: fmt.Sprintf(
+			"spec.url %s is fetched over SSH: name a Secret labelled %s=true in spec.secretRef holding %s (a deploy key) and %s (the server's host keys)",
+			gitsource.RedactURL(repo.Spec.URL), gitsource.CredentialsLabel, gitsource.SecretIdentity, gitsource.SecretKnownHosts)}
 	}
 	if repo.Spec.SecretRef != nil {
 		secret := &corev1.Secret{}
@@ -70,6 +80,13 @@ func (r *Reconciler) auth(ctx context.Context, repo *knitv1alpha1.GitRepository)
 		if err := gitsource.CheckCredentialsSecret(secret); err != nil {
 			return nil, &accessError{reason: ReasonSecretNotForGit, msg: "spec.secretRef: " + err.Error()}
 		}
+		if ssh {
+			auth, err := gitsource.SSHAuthFromSecret(repo.Spec.URL, secret.Data, r.egressPolicy())
+			if err != nil {
+				return nil, &accessError{reason: ReasonSSHKeyRequired, msg: "spec.secretRef: " + err.Error()}
+			}
+			return auth, nil
+		}
 		data, err := r.githubApps.Resolve(ctx, secret.Data)
 		if err != nil {
 			return nil, &accessError{reason: ReasonGitHubAppToken, msg: "spec.secretRef: " + err.Error()}
@@ -79,4 +96,12 @@ func (r *Reconciler) auth(ctx context.Context, repo *knitv1alpha1.GitRepository)
 		}
 	}
 	return r.gitServer.auth(ctx, repo)
+}
+
+// egressPolicy is the policy fetches obey, as the Cache asks it.
+func (r *Reconciler) egressPolicy() *egress.Policy {
+	if r.cache == nil || r.cache.Egress == nil {
+		return &egress.Policy{}
+	}
+	return r.cache.Egress()
 }

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	gitsource "github.com/knitops/knit/gitsync/source"
 )
 
 // keptBuilds bounds status.builds. A record that falls off costs one Job
@@ -152,6 +153,13 @@ func (b *Builder) running(r Request, key string, prev *knitv1alpha1.BuildStatus)
 // credentials that the Job owns (pods cannot read another namespace's
 // Secrets).
 func (b *Builder) start(ctx context.Context, r Request, key, credentials string, prev *knitv1alpha1.BuildStatus) (knitv1alpha1.BuildStatus, error) {
+	if gitsource.IsSSH(r.URL) {
+		// The Job's fetch step speaks HTTP(S) with a token; it has no
+		// SSH client, and the deploy key would have to leave the
+		// controller.
+		return knitv1alpha1.BuildStatus{}, fmt.Errorf("%w: a build Job fetches over http(s) only, and %s is an ssh URL: "+
+			"give the GitRepository an https URL and a token (or GitHub App) Secret for ko:// builds on a cluster", ErrFailed, gitsource.RedactURL(r.URL))
+	}
 	var data map[string][]byte
 	if credentials != "" {
 		secret := &corev1.Secret{}

@@ -4,6 +4,7 @@ package build
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -279,5 +280,17 @@ func TestBuilderCopiesATokenForGitHubApps(t *testing.T) {
 		if strings.HasPrefix(k, "githubApp") || strings.Contains(string(v), "PRIVATE KEY") {
 			t.Errorf("the copy beside the Job holds %s", k)
 		}
+	}
+}
+
+// A repository fetched over SSH cannot be built by a Job, whose fetch
+// speaks HTTP(S): the build fails at once, saying what to do.
+func TestBuilderRefusesSSHRepositories(t *testing.T) {
+	b, repoNS := newBuilder(t)
+	req := request(repoNS)
+	req.URL = "git@github.com:org/shop.git"
+	_, err := b.Resolve(context.Background(), nil, req, "")
+	if !errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), "a build Job fetches over http(s) only") {
+		t.Fatalf("Resolve of an ssh repository = %v, want ErrFailed saying why", err)
 	}
 }

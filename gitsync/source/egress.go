@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
@@ -25,7 +26,16 @@ func (c *Cache) guard(ctx context.Context, url string) (context.Context, error) 
 	if c.Egress != nil {
 		p = c.Egress()
 	}
-	if err := p.CheckURL(url); err != nil {
+	check := p
+	if IsSSH(url) {
+		// ssh is no scheme of the policy, whose other users speak
+		// HTTP: Git allows it here, and SSHAuthFromSecret checks the
+		// address each connection reaches.
+		c := *p
+		c.Schemes = append(slices.Clone(p.Schemes), "ssh")
+		check = &c
+	}
+	if err := check.CheckURL(SSHURL(url)); err != nil {
 		return ctx, err
 	}
 	guardOnce.Do(func() {

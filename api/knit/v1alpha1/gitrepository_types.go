@@ -85,11 +85,12 @@ const GitRepositoryFinalizer = "knit.dev/gitrepository"
 
 // GitRepositorySpec says where the repository is and what to deploy from it.
 type GitRepositorySpec struct {
-	// URL of the repository (https:// or http://; knit's egress policy
-	// refuses other schemes, and loopback, link-local and the control
-	// plane's own addresses unless config-network's egress-allow lists
-	// them). Repositories pushed to knit's own Git server get theirs
-	// filled in.
+	// URL of the repository: https:// or http://, or ssh:// or Git's
+	// scp-like git@host:org/repo.git with a deploy key and known_hosts in
+	// spec.secretRef (knit's egress policy refuses other schemes, and
+	// loopback, link-local and the control plane's own addresses unless
+	// config-network's egress-allow lists them). Repositories pushed to
+	// knit's own Git server get theirs filled in.
 	// +kubebuilder:validation:MinLength=1
 	URL string `json:"url"`
 	// Branches to track; the first one is the main branch, whose Services
@@ -105,8 +106,10 @@ type GitRepositorySpec struct {
 	// +optional
 	Interval metav1.Duration `json:"interval,omitempty"`
 	// SecretRef names a Secret in the same namespace with credentials
-	// (keys username and password, or bearerToken) and the forge webhook
-	// secret (key webhookSecret).
+	// (keys username and password, or bearerToken; GitHub App keys
+	// githubAppID, githubAppInstallationID, githubAppPrivateKey; for SSH
+	// URLs identity, known_hosts and the key's password) and the forge
+	// webhook secret (key webhookSecret).
 	// +optional
 	SecretRef *corev1.LocalObjectReference `json:"secretRef,omitempty"`
 	// Provider whose webhook signatures to verify.
