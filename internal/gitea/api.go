@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -102,6 +104,30 @@ func (s *Server) CloneURL(repo string) string {
 	u.User = url.UserPassword(s.User, s.Token)
 	u.Path = "/" + s.fullName(repo) + ".git"
 	return u.String()
+}
+
+// SSHCloneURL is repo's ssh:// URL on the built-in SSH server
+// (Options.SSH).
+func (s *Server) SSHCloneURL(repo string) string {
+	return "ssh://git@" + s.SSHAddr + "/" + s.fullName(repo) + ".git"
+}
+
+// KnownHosts is the built-in SSH server's known_hosts line, read from the
+// host key Gitea made at its start.
+func (s *Server) KnownHosts() string {
+	s.t.Helper()
+	pub, err := os.ReadFile(filepath.Join(s.Dir, "data", "ssh", "gitea.ed25519.pub"))
+	if err != nil {
+		s.t.Fatalf("gitea: the SSH host key: %v", err)
+	}
+	host, port, _ := strings.Cut(s.SSHAddr, ":")
+	return "[" + host + "]:" + port + " " + strings.TrimSpace(string(pub)) + "\n"
+}
+
+// AddDeployKey gives the public key read access to repo, as a deploy key.
+func (s *Server) AddDeployKey(repo, title, publicKey string) {
+	s.t.Helper()
+	s.must(http.MethodPost, s.repoPath(repo)+"/keys", map[string]any{"title": title, "key": publicKey, "read_only": true}, nil)
 }
 
 // CreateRepo creates an empty repository of the user with branch main as

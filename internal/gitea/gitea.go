@@ -48,6 +48,10 @@ type Options struct {
 	// fresh server migrates its database first: 1–8 s here, more on a
 	// loaded machine).
 	ReadyTimeout time.Duration
+	// SSH starts Gitea's built-in SSH server on loopback too (user git),
+	// for tests of fetches with deploy keys: Server.SSHAddr and
+	// Server.KnownHosts.
+	SSH bool
 }
 
 // Server is one running Gitea. Its API helpers act as User with Token.
@@ -67,8 +71,12 @@ type Server struct {
 	Version string
 	// Ready is how long the server took from start to its API answering.
 	Ready time.Duration
+	// SSHAddr is the built-in SSH server's 127.0.0.1:PORT, with
+	// Options.SSH.
+	SSHAddr string
 
 	t      testing.TB
+	ssh    bool
 	bin    string
 	conf   string
 	env    []string
@@ -100,6 +108,7 @@ func Start(t testing.TB, opts Options) *Server {
 		opts.ReadyTimeout = 2 * time.Minute
 	}
 	s := &Server{
+		ssh:  opts.SSH,
 		User: opts.User, Password: randomString(18), Dir: t.TempDir(), t: t, bin: bin,
 		client: &http.Client{Timeout: 30 * time.Second},
 	}
@@ -154,7 +163,19 @@ func (s *Server) start(timeout time.Duration) (retry bool, err error) {
 		return false, err
 	}
 	s.URL = "http://127.0.0.1:" + strconv.Itoa(port)
-	if err := s.writeConfig(port); err != nil {
+	sshSection := "DISABLE_SSH = true\nSTART_SSH_SERVER = false"
+	if s.ssh {
+		sshPort, err := freePort()
+		if err != nil {
+			return false, err
+		}
+		s.SSHAddr = "127.0.0.1:" + strconv.Itoa(sshPort)
+		// Gitea makes the host key on its first start; the user is git
+		// whatever user Gitea runs as.
+		sshSection = fmt.Sprintf("DISABLE_SSH = false\nSTART_SSH_SERVER = true\nSSH_DOMAIN = 127.0.0.1\nSSH_LISTEN_HOST = 127.0.0.1\n"+
+			"SSH_PORT = %[1]d\nSSH_LISTEN_PORT = %[1]d\nBUILTIN_SSH_SERVER_USER = git\nSSH_SERVER_HOST_KEYS = ssh/gitea.ed25519", sshPort)
+	}
+	if err := s.writeConfig(port, sshSection); err != nil {
 		return false, err
 	}
 	logDir := filepath.Join(s.Dir, "log")
@@ -258,11 +279,12 @@ func (s *Server) createAdmin() error {
 	return nil
 }
 
-// writeConfig writes app.ini: sqlite, loopback only, no SSH, mailer or
+// writeConfig writes app.ini: sqlite, loopback only, SSH only when asked,
+// no mailer or
 // update checks, webhooks allowed to loopback (where the tests listen) and
 // delivered from an in-memory queue (Gitea's default on-disk queue adds
 // up to 1.6 s per delivery), no UI assets needed.
-func (s *Server) writeConfig(port int) error {
+func (s *Server) writeConfig(port int, sshSection string) error {
 	for _, d := range []string{filepath.Dir(s.conf), "data", "repos", "log"} {
 		if !filepath.IsAbs(d) {
 			d = filepath.Join(s.Dir, d)
@@ -290,8 +312,7 @@ HTTP_PORT = %[2]d
 DOMAIN = 127.0.0.1
 ROOT_URL = http://127.0.0.1:%[2]d/
 APP_DATA_PATH = %[1]s/data
-DISABLE_SSH = true
-START_SSH_SERVER = false
+%[7]s
 LFS_START_SERVER = false
 GRACEFUL_HAMMER_TIME = 5s
 
@@ -348,7 +369,7 @@ ENABLED = false
 MODE = file
 LEVEL = Info
 ROOT_PATH = %[1]s/log
-`, s.Dir, port, root, randomString(32), randomString(48), base64.RawURLEncoding.EncodeToString(jwt))
+`, s.Dir, port, root, randomString(32), randomString(48), base64.RawURLEncoding.EncodeToString(jwt), sshSection)
 	if err := os.WriteFile(s.conf, []byte(ini), 0o600); err != nil {
 		return fmt.Errorf("gitea: writing app.ini: %w", err)
 	}
