@@ -10,9 +10,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/controllers/announce"
 	"github.com/knitops/knit/controllers/configuration"
@@ -177,7 +179,8 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 				builder.SetCredentialResolver(githubApps.Resolve)
 			}
 			return gitrepository.SetupWithManager(mgr, gitrepository.Options{Cache: opts.GitCache, Announcer: announcer, Triggers: opts.GitTriggers,
-				Builder: builder, Builders: opts.ImageBuilders, GitServer: opts.GitServer, Identity: opts.GitOpsIdentity, GitHubApps: githubApps})
+				Builder: builder, Builders: opts.ImageBuilders, GitServer: opts.GitServer, Identity: opts.GitOpsIdentity, GitHubApps: githubApps,
+				Forges: deployForges(mgr.GetAPIReader(), egressPolicy)})
 		}},
 		{"announce", func() error { return announcer.SetupWithManager(mgr) }},
 		{"pullrequest", func() error {
@@ -223,4 +226,18 @@ func newBuilder(mgr ctrl.Manager, cfg *build.Config) (*build.Builder, error) {
 		return nil, nil
 	}
 	return build.New(mgr.GetClient(), mgr.GetAPIReader(), *cfg)
+}
+
+// deployForges are the forge clients the GitRepository reconciler reports
+// deploys with: the pull requests' (pullrequest.ForgeFromSecret), so both
+// decide alike which repositories have one.
+func deployForges(r client.Reader, policy func() *egress.Policy) func(context.Context, *knitv1alpha1.GitRepository) (gitrepository.Forge, error) {
+	forges := pullrequest.ForgeFromSecret(r, policy)
+	return func(ctx context.Context, repo *knitv1alpha1.GitRepository) (gitrepository.Forge, error) {
+		f, err := forges(ctx, repo)
+		if f == nil || err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
 }

@@ -95,6 +95,7 @@ func (p *pass) branch(ctx context.Context, branch string, main bool) error {
 	}
 	if errors.Is(err, errBuilding) {
 		p.building = append(p.building, fmt.Sprintf("%s@%s: %v", branch, sha[:7], err))
+		status.Error = "" // an earlier commit's: this one has not failed
 		p.keepInventory(branch)
 		return nil
 	}

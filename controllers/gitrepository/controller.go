@@ -64,6 +64,11 @@ type Options struct {
 	// GitHubApps exchanges GitHub App credentials for installation
 	// tokens; nil makes one whose requests obey Cache's egress policy.
 	GitHubApps *githubapp.Tokens
+	// Forges returns the forge client a repository's deploys are reported
+	// to (the knit/deploy commit status, deploystatus.go), nil when it has
+	// none (no forge provider, no API token): pullrequest.ForgeFromSecret,
+	// as the pull requests' reconciler uses. nil reports nothing.
+	Forges func(ctx context.Context, repo *knitv1alpha1.GitRepository) (Forge, error)
 }
 
 // Reconciler syncs GitRepositories.
@@ -84,6 +89,8 @@ type Reconciler struct {
 	allowedKinds []string
 	// githubApps turns GitHub App credentials into tokens.
 	githubApps *githubapp.Tokens
+	// forges makes the client deploys are reported with; nil for none.
+	forges func(ctx context.Context, repo *knitv1alpha1.GitRepository) (Forge, error)
 }
 
 // SetupWithManager registers the reconciler. Besides its own resource it
@@ -101,7 +108,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	}
 	r := &Reconciler{githubApps: opts.GitHubApps, client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: opts.Cache, announcer: opts.Announcer,
 		memory: newMemory(), now: time.Now, builders: builders(opts), events: mgr.GetEventRecorder("knit-gitsync"),
-		gitServer: opts.GitServer, allowedKinds: opts.Identity.AllowedKinds,
+		gitServer: opts.GitServer, allowedKinds: opts.Identity.AllowedKinds, forges: opts.Forges,
 		identities: newIdentities(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}, opts.Identity.DefaultServiceAccount)}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&knitv1alpha1.GitRepository{}, builder.WithPredicates(repositoryChanged)).

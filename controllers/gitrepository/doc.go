@@ -3,8 +3,8 @@
 //
 // A pass, for one repository (passes of different repositories run in
 // parallel, each repository's are serialised by the controller's queue),
-// is three phases, each doing only its own work, as Flux splits
-// source-controller from kustomize-controller:
+// is three phases and a report, each doing only its own work, as Flux
+// splits source-controller from kustomize-controller:
 //
 //	fetch     the tracked branches and the heads of open pull requests into
 //	          them (gitsync/source), only when the last fetch may be out of
@@ -23,6 +23,9 @@
 //	            previews of closed pull requests
 //	roll-up   every pass, from the cache only: RevisionsReady → Ready, and
 //	          each pull request's status from the last apply's previews
+//	report    each tracked branch's head gets the knit/deploy commit status
+//	          on its forge (pending, success, failure) when it moved since
+//	          the status recorded what was told (deploystatus.go)
 //
 // Watch predicates (predicates.go) drop the events no phase reads, so a
 // Revision's or a pull request's status costs at most a roll-up: never a

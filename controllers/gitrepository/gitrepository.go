@@ -33,7 +33,8 @@ var (
 // Reconcile runs one pass for a GitRepository, three phases each doing
 // only its own work (see the package doc): fetch when the last fetch may
 // be out of date, render and apply when what they read changed, and
-// always the cheap status roll-up.
+// always the cheap status roll-up, then the knit/deploy status of each
+// branch's head where it moved.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	repo := &knitv1alpha1.GitRepository{}
 	if err := r.client.Get(ctx, req.NamespacedName, repo); err != nil {
@@ -62,6 +63,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	repo.Status.ObservedGeneration = repo.Generation
 
 	prs, done, err := r.sync(ctx, repo, &st)
+	var forgeErr error
+	if err == nil {
+		// After the roll-up, before the status write that records it.
+		forgeErr = r.reportDeploys(ctx, repo, &st)
+	}
 	if !equality.Semantic.DeepEqual(before, &repo.Status) {
 		if uerr := r.client.Status().Update(ctx, repo); uerr != nil {
 			err = errors.Join(err, fmt.Errorf("update status of GitRepository %s: %w", req, uerr))
@@ -83,6 +89,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.updatePullRequests(ctx, prs, outcomes); err != nil {
 			return ctrl.Result{}, err
 		}
+	}
+	if forgeErr != nil {
+		// Retried with backoff; what was applied counts regardless.
+		return ctrl.Result{}, forgeErr
 	}
 	return ctrl.Result{RequeueAfter: st.nextPoll(repo, r.now())}, nil
 }

@@ -48,6 +48,11 @@ type remembered struct {
 	// builds running (not remembered as applied): a pull request opened
 	// meanwhile is deploying, not unknown. nil once a pass is applied.
 	building map[int64]*previewOutcome
+
+	// told is the knit/deploy status last set per branch, as the branch's
+	// status records it: a pass that reads the repository from a cache
+	// behind the last status write must not tell the forge again.
+	told map[string]knitv1alpha1.DeployReport
 }
 
 // outcomes are the previews the pull requests' status reports: the

@@ -45,8 +45,9 @@ var labelled = predicate.NewPredicateFuncs(func(obj client.Object) bool {
 })
 
 // serviceChanged passes the Service status the roll-up reports: its
-// latest Revisions (RevisionsReady) and its traffic (pull requests'
-// URLs). Its spec is what the last apply wrote.
+// latest Revisions (RevisionsReady), its traffic (pull requests' URLs),
+// and its Ready condition and URL (the knit/deploy status). Its spec is
+// what the last apply wrote.
 var serviceChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 	old, ok1 := e.ObjectOld.(*servingv1.Service)
 	now, ok2 := e.ObjectNew.(*servingv1.Service)
@@ -54,7 +55,8 @@ var serviceChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool 
 		return true
 	}
 	return old.Status.ConfigurationStatusFields != now.Status.ConfigurationStatusFields ||
-		!equality.Semantic.DeepEqual(old.Status.Traffic, now.Status.Traffic)
+		!equality.Semantic.DeepEqual(old.Status.Traffic, now.Status.Traffic) || old.Status.URL != now.Status.URL ||
+		!sameCondition(old.Status.GetCondition(duckv1.ConditionReady), now.Status.GetCondition(duckv1.ConditionReady))
 }}
 
 // readinessChanged passes a Revision's Ready condition moving: the roll-up

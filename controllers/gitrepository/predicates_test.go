@@ -46,9 +46,13 @@ func TestPredicates(t *testing.T) {
 		{"pull request canary starts", pullRequestChanged, pr, func(o client.Object) { o.(*knitv1alpha1.PullRequest).Status.Canary = canary(20) }, true},
 		{"pull request canary starts at the fixed share", pullRequestChanged, pr, func(o client.Object) { o.(*knitv1alpha1.PullRequest).Status.Canary = canary(10) }, true},
 
-		{"service conditions", serviceChanged, svc, func(o client.Object) {
-			o.(*servingv1.Service).Status.Conditions = ready(corev1.ConditionTrue, "")
+		{"service other condition", serviceChanged, svc, func(o client.Object) {
+			o.(*servingv1.Service).Status.Conditions = duckv1.Conditions{{Type: servingv1.ServiceConditionRoutesReady, Status: corev1.ConditionTrue}}
 		}, false},
+		{"service ready", serviceChanged, svc, func(o client.Object) {
+			o.(*servingv1.Service).Status.Conditions = ready(corev1.ConditionTrue, "")
+		}, true},
+		{"service url", serviceChanged, svc, func(o client.Object) { o.(*servingv1.Service).Status.URL = "http://hello.default.localhost" }, true},
 		{"service spec", serviceChanged, svc, func(o client.Object) { o.SetGeneration(3) }, false},
 		{"service latest revision", serviceChanged, svc, func(o client.Object) { o.(*servingv1.Service).Status.LatestCreatedRevisionName = "hello-abc" }, true},
 		{"service traffic", serviceChanged, svc, func(o client.Object) {

@@ -37,6 +37,7 @@ import (
 var (
 	k8s       client.Client
 	announced = &recorder{}
+	forges    = &fakeForges{}
 	triggers  = make(chan event.GenericEvent, 16)
 )
 
@@ -69,7 +70,7 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(cacheDir)
 	cache := &gitsource.Cache{Dir: cacheDir, Egress: localDirs, MaxFetchBytes: maxFetchBytes, LimitHint: limitHint}
 	identity := Identity{DefaultServiceAccount: defaultServiceAccount, AllowedKinds: append(slices.Clone(plan.DefaultAllowedKinds), "ServiceAccount")}
-	if err := SetupWithManager(mgr, Options{Cache: cache, Announcer: announced, Triggers: triggers, Identity: identity}); err != nil {
+	if err := SetupWithManager(mgr, Options{Cache: cache, Announcer: announced, Triggers: triggers, Identity: identity, Forges: forges.client}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -242,6 +242,19 @@ type BranchStatus struct {
 	// Signer is who signed AppliedCommit, when spec.verify is set.
 	// +optional
 	Signer string `json:"signer,omitempty"`
+	// Reported is the knit/deploy commit status last set on the forge
+	// for this branch's head, so a later pass does not set it again.
+	// +optional
+	Reported *DeployReport `json:"reported,omitempty"`
+}
+
+// DeployReport is the knit/deploy commit status knit last set on a
+// tracked branch's head, on forges it reports to.
+type DeployReport struct {
+	// Commit the status was set on.
+	Commit string `json:"commit"`
+	// State set: pending, success or failure.
+	State string `json:"state"`
 }
 
 // ObjectReference names one applied object.
