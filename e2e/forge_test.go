@@ -17,13 +17,15 @@ import (
 
 	duckv1 "github.com/knitops/knit/api/duck/v1"
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/internal/gitea"
 	"github.com/knitops/knit/internal/httpload"
 )
 
 // TestForgeJourney is a pull request's rollout on a real forge: Gitea
 // built from source, knit dev, the git CLI. The forge hears back (a
-// knit/preview status and one comment, edited in place), a good canary is
+// knit/preview status and one comment, edited in place; knit/deploy on
+// each head of main once it serves), a good canary is
 // promoted step by step under load, a bad one (5xx on some paths) is
 // rolled back with the numbers on the PR and a CloudEvent, and merging
 // promotes the good change on main.
@@ -96,7 +98,41 @@ func (j *forgeJourney) setup(t *testing.T) {
 		}
 	}
 	j.forge.CreateWebhook(forgeRepo, "http://"+j.d.gitAddr+"/hooks/gitea/default/"+forgeRepo, forgeSecret, "push", "pull_request")
+	began := time.Now()
 	waitBody(t, j.d.httpAddr, helloHost, "Hello GitOps!", 3*time.Minute)
+	head := strings.TrimSpace(j.app.git("rev-parse", "main"))
+	st := j.waitDeployed(head)
+	j.log(began, "main at %.7s: knit/deploy success (%q), target %s", head, st.Description, st.TargetURL)
+}
+
+// waitDeployed waits for knit/deploy success on sha, a head of main,
+// and checks it links to Service hello's URL and was told once.
+func (j *forgeJourney) waitDeployed(sha string) gitea.Status {
+	j.t.Helper()
+	st := j.waitStatus(sha, "knit/deploy", "success", 3*time.Minute)
+	svc := &servingv1.Service{}
+	if err := j.c.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "hello"}, svc); err != nil {
+		j.t.Fatal(err)
+	}
+	if svc.Status.URL == "" || st.TargetURL != svc.Status.URL {
+		j.t.Errorf("knit/deploy success links to %q, want Service hello's URL %q", st.TargetURL, svc.Status.URL)
+	}
+	all, err := j.forge.Statuses(forgeRepo, sha)
+	if err != nil {
+		j.t.Fatal(err)
+	}
+	told := map[string]int{}
+	for _, s := range all {
+		if s.Context == "knit/deploy" {
+			told[s.State]++
+		}
+	}
+	for state, n := range told {
+		if n != 1 {
+			j.t.Errorf("knit/deploy %s told %d times on %.7s, want once: %+v", state, n, sha, all)
+		}
+	}
+	return st
 }
 
 // openPR pushes a branch changed by edit and opens a pull request for it
@@ -307,6 +343,9 @@ func (j *forgeJourney) merge(t *testing.T) {
 	j.forge.MergePullRequest(forgeRepo, j.good)
 	waitBody(t, j.d.httpAddr, helloHost, "Hello canary!", 3*time.Minute)
 	j.log(merged, "merged PR #%d: main answers Hello canary!", j.good)
+	head := j.forge.BranchCommit(forgeRepo, "main")
+	st := j.waitDeployed(head)
+	j.log(merged, "main at %.7s (the merge): knit/deploy success (%q)", head, st.Description)
 	j.forge.ClosePullRequest(forgeRepo, j.bad)
 	waitFor(t, "the bad PR closed in knit", time.Minute, func(ctx context.Context) (bool, string) {
 		pr, err := j.pullRequest(ctx, j.bad)

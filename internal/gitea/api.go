@@ -241,6 +241,18 @@ func (s *Server) MergePullRequest(repo string, number int64) {
 	}
 }
 
+// BranchCommit is the SHA at the head of branch.
+func (s *Server) BranchCommit(repo, branch string) string {
+	s.t.Helper()
+	var b struct {
+		Commit struct {
+			ID string `json:"id"`
+		} `json:"commit"`
+	}
+	s.must(http.MethodGet, s.repoPath(repo)+"/branches/"+url.PathEscape(branch), nil, &b)
+	return b.Commit.ID
+}
+
 // Statuses lists every commit status posted for sha, newest first.
 func (s *Server) Statuses(repo, sha string) ([]Status, error) {
 	// sort=leastindex orders by the per-commit index, descending: exact,
