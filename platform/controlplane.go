@@ -180,11 +180,11 @@ func SetupControlPlane(mgr ctrl.Manager, opts ControlPlaneOptions) (*ControlPlan
 			}
 			return gitrepository.SetupWithManager(mgr, gitrepository.Options{Cache: opts.GitCache, Announcer: announcer, Triggers: opts.GitTriggers,
 				Builder: builder, Builders: opts.ImageBuilders, GitServer: opts.GitServer, Identity: opts.GitOpsIdentity, GitHubApps: githubApps,
-				Forges: deployForges(mgr.GetAPIReader(), egressPolicy)})
+				Forges: deployForges(mgr.GetAPIReader(), egressPolicy, githubApps)})
 		}},
 		{"announce", func() error { return announcer.SetupWithManager(mgr) }},
 		{"pullrequest", func() error {
-			return pullrequest.SetupWithManager(mgr, pullrequest.Options{Announcer: announcer, Egress: egressPolicy})
+			return pullrequest.SetupWithManager(mgr, pullrequest.Options{Announcer: announcer, Egress: egressPolicy, GitHubApps: githubApps})
 		}},
 	}...)
 	if opts.Webhooks {
@@ -231,8 +231,8 @@ func newBuilder(mgr ctrl.Manager, cfg *build.Config) (*build.Builder, error) {
 // deployForges are the forge clients the GitRepository reconciler reports
 // deploys with: the pull requests' (pullrequest.ForgeFromSecret), so both
 // decide alike which repositories have one.
-func deployForges(r client.Reader, policy func() *egress.Policy) func(context.Context, *knitv1alpha1.GitRepository) (gitrepository.Forge, error) {
-	forges := pullrequest.ForgeFromSecret(r, policy)
+func deployForges(r client.Reader, policy func() *egress.Policy, apps *githubapp.Tokens) func(context.Context, *knitv1alpha1.GitRepository) (gitrepository.Forge, error) {
+	forges := pullrequest.ForgeFromSecret(r, policy, apps)
 	return func(ctx context.Context, repo *knitv1alpha1.GitRepository) (gitrepository.Forge, error) {
 		f, err := forges(ctx, repo)
 		if f == nil || err != nil {

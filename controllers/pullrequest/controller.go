@@ -18,6 +18,7 @@ import (
 	"github.com/knitops/knit/gitsync/canary"
 	"github.com/knitops/knit/gitsync/egress"
 	"github.com/knitops/knit/gitsync/forgeapi"
+	"github.com/knitops/knit/gitsync/githubapp"
 	"github.com/knitops/knit/gitsync/plan"
 	prmodel "github.com/knitops/knit/gitsync/pullrequest"
 	"github.com/knitops/knit/internal/endpointslices"
@@ -51,6 +52,9 @@ type Options struct {
 	// operator allows it. nil refuses those addresses outright.
 	// Used by the default Forges only.
 	Egress func() *egress.Policy
+	// GitHubApps exchanges GitHub App credentials for the API token of
+	// the default Forges; nil leaves them unread.
+	GitHubApps *githubapp.Tokens
 	// Announcer is told about failed canaries; nil for none.
 	Announcer Announcer
 	// Now is the clock; time.Now when nil.
@@ -76,7 +80,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	r := &Reconciler{client: mgr.GetClient(), forges: opts.Forges, metrics: opts.Metrics, announcer: opts.Announcer, now: opts.Now, windows: newWindows(),
 		events: mgr.GetEventRecorder("knit-pullrequest")}
 	if r.forges == nil {
-		r.forges = ForgeFromSecret(mgr.GetAPIReader(), opts.Egress)
+		r.forges = ForgeFromSecret(mgr.GetAPIReader(), opts.Egress, opts.GitHubApps)
 	}
 	if r.metrics == nil {
 		if err := endpointslices.Index(context.Background(), mgr.GetCache()); err != nil {

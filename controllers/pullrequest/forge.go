@@ -14,6 +14,7 @@ import (
 	"github.com/knitops/knit/gitsync/egress"
 	"github.com/knitops/knit/gitsync/forge"
 	"github.com/knitops/knit/gitsync/forgeapi"
+	"github.com/knitops/knit/gitsync/githubapp"
 	gitsource "github.com/knitops/knit/gitsync/source"
 )
 
@@ -31,7 +32,11 @@ var errNoToken = errors.New("no API token: add apiToken (or bearerToken) to the 
 // cluster-wide watch). Repositories without a forge provider get none.
 // Every call obeys policy (nil: knit's default, which refuses loopback,
 // link-local and control-plane addresses).
-func ForgeFromSecret(r client.Reader, policy func() *egress.Policy) func(ctx context.Context, repo *knitv1alpha1.GitRepository) (Forge, error) {
+//
+// GitHub App credentials in the Secret are exchanged through apps for an
+// installation token, which the API takes as it takes a personal token;
+// nil apps leaves them unread.
+func ForgeFromSecret(r client.Reader, policy func() *egress.Policy, apps *githubapp.Tokens) func(ctx context.Context, repo *knitv1alpha1.GitRepository) (Forge, error) {
 	if policy == nil {
 		policy = func() *egress.Policy { return &egress.Policy{} }
 	}
@@ -51,8 +56,15 @@ func ForgeFromSecret(r client.Reader, policy func() *egress.Policy) func(ctx con
 		if err := gitsource.CheckCredentialsSecret(s); err != nil {
 			return nil, err // none of its keys goes to the forge
 		}
+		data := s.Data
+		if apps != nil {
+			var err error
+			if data, err = apps.Resolve(ctx, s.Data); err != nil {
+				return nil, err
+			}
+		}
 		for _, k := range TokenKeys {
-			if tok := s.Data[k]; len(tok) > 0 {
+			if tok := data[k]; len(tok) > 0 {
 				return forgeapi.New(forgeapi.Options{Provider: forge.Forge(repo.Spec.Provider), RepoURL: repo.Spec.URL, Token: string(tok), Egress: policy})
 			}
 		}
