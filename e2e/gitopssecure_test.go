@@ -150,10 +150,7 @@ func (g *gitWorkTree) commitSigned(msg string, signer git.Signer) string {
 // says who signed it.
 func (j *gitopsJourney) signedCommits(t *testing.T) {
 	ctx := context.Background()
-	key, err := signtest.NewSSH()
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := signtest.MustSSH(t)
 	signers := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "signers"},
 		Data: map[string][]byte{signatures.AllowedSignersKey: []byte(key.AllowedSigner(gitAuthorEmail, `namespaces="git"`))}}
 	if err := j.c.Create(ctx, signers); err != nil {

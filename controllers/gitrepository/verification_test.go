@@ -46,22 +46,10 @@ func (g *gitRepo) signedCommit(msg string, files map[string]string, signer git.S
 func TestVerifiedCommits(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
-	ada, err := signtest.NewPGP("Ada", "ada@example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	eve, err := signtest.NewPGP("Eve", "eve@example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	adaSSH, err := signtest.NewSSH()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := ada.Public()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ada := signtest.MustPGP(t, "Ada", "ada@example.com")
+	eve := signtest.MustPGP(t, "Eve", "eve@example.com")
+	adaSSH := signtest.MustSSH(t)
+	pub := ada.MustPublic(t)
 	trusted := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "signers"}, Data: map[string][]byte{
 		"ada.asc": pub, signatures.AllowedSignersKey: []byte(adaSSH.AllowedSigner("ada@example.com", "")),
 	}}

@@ -9,10 +9,7 @@ import (
 // FuzzAllowedSigners: an allowed signers file from a Secret parses or is
 // refused, never panics.
 func FuzzAllowedSigners(f *testing.F) {
-	k, err := signtest.NewSSH()
-	if err != nil {
-		f.Fatal(err)
-	}
+	k := signtest.MustSSH(f)
 	f.Add([]byte(k.AllowedSigner("ada@example.com", `namespaces="git,file"`)))
 	f.Add([]byte("# c\n\n" + k.AllowedSigner("a,b", "")))
 	f.Add([]byte("a cert-authority ssh-ed25519 AAAA\n"))
@@ -24,18 +21,9 @@ func FuzzAllowedSigners(f *testing.F) {
 // FuzzVerify: whatever signature a pushed commit carries, Verify trusts
 // it only if it verifies, and never panics.
 func FuzzVerify(f *testing.F) {
-	ada, err := signtest.NewPGP("Ada", "ada@example.com")
-	if err != nil {
-		f.Fatal(err)
-	}
-	adaSSH, err := signtest.NewSSH()
-	if err != nil {
-		f.Fatal(err)
-	}
-	pub, err := ada.Public()
-	if err != nil {
-		f.Fatal(err)
-	}
+	ada := signtest.MustPGP(f, "Ada", "ada@example.com")
+	adaSSH := signtest.MustSSH(f)
+	pub := ada.MustPublic(f)
 	keys, err := FromSecret("Secret ns/k", map[string][]byte{"ada.asc": pub, AllowedSignersKey: []byte(adaSSH.AllowedSigner("ada", ""))})
 	if err != nil {
 		f.Fatal(err)

@@ -49,26 +49,11 @@ func commitWith(t testing.TB, signer git.Signer) *object.Commit {
 }
 
 func TestVerify(t *testing.T) {
-	ada, err := signtest.NewPGP("Ada", "ada@example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	eve, err := signtest.NewPGP("Eve", "eve@example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	adaSSH, err := signtest.NewSSH()
-	if err != nil {
-		t.Fatal(err)
-	}
-	eveSSH, err := signtest.NewSSH()
-	if err != nil {
-		t.Fatal(err)
-	}
-	adaPublic, err := ada.Public()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ada := signtest.MustPGP(t, "Ada", "ada@example.com")
+	eve := signtest.MustPGP(t, "Eve", "eve@example.com")
+	adaSSH := signtest.MustSSH(t)
+	eveSSH := signtest.MustSSH(t)
+	adaPublic := ada.MustPublic(t)
 	keys, err := FromSecret("Secret ns/trusted", map[string][]byte{
 		"ada.asc":         adaPublic,
 		AllowedSignersKey: []byte("# the team\n" + adaSSH.AllowedSigner("ada@example.com", `namespaces="git"`) + eveSSH.AllowedSigner("eve@example.com", `namespaces="file"`)),
@@ -89,7 +74,7 @@ func TestVerify(t *testing.T) {
 		{name: "SSH, trusted", commit: commitWith(t, adaSSH), signer: "SSH key " + adaSSH.Fingerprint() + " (ada@example.com)"},
 		{name: "unsigned", commit: commitWith(t, nil), why: []string{"is not signed", "Secret ns/trusted"}},
 		{name: "OpenPGP, unknown key", commit: commitWith(t, eve), why: []string{"is signed by OpenPGP key", "which Secret ns/trusted does not hold"}},
-		{name: "SSH, unknown key", commit: commitWith(t, mustSSH(t)), why: []string{"is signed by SSH key SHA256:", "does not allow for git"}},
+		{name: "SSH, unknown key", commit: commitWith(t, signtest.MustSSH(t)), why: []string{"is signed by SSH key SHA256:", "does not allow for git"}},
 		{name: "SSH, allowed for files only", commit: commitWith(t, eveSSH), why: []string{"is signed by SSH key " + eveSSH.Fingerprint()}},
 		{name: "OpenPGP, changed after signing", commit: tampered, why: []string{"OpenPGP signature by key", "does not verify"}},
 	} {
@@ -116,19 +101,8 @@ func TestVerify(t *testing.T) {
 	}
 }
 
-func mustSSH(t *testing.T) *signtest.SSH {
-	s, err := signtest.NewSSH()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 func TestFromSecretRefuses(t *testing.T) {
-	k, err := signtest.NewSSH()
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := signtest.MustSSH(t)
 	for _, tc := range []struct {
 		name string
 		data map[string][]byte

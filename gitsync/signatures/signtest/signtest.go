@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"io"
 	"strings"
+	"testing"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
@@ -91,4 +92,34 @@ func (s *SSH) Sign(message io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	return sshsig.Armor(sig), nil
+}
+
+// MustPGP is NewPGP for a test, which it fails on an error.
+func MustPGP(t testing.TB, name, email string) *PGP {
+	t.Helper()
+	p, err := NewPGP(name, email)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// MustSSH is NewSSH for a test, which it fails on an error.
+func MustSSH(t testing.TB) *SSH {
+	t.Helper()
+	s, err := NewSSH()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// MustPublic is Public for a test, which it fails on an error.
+func (p *PGP) MustPublic(t testing.TB) []byte {
+	t.Helper()
+	b, err := p.Public()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
