@@ -301,3 +301,61 @@ func TestParseNetworkAutocreateClaims(t *testing.T) {
 		}
 	}
 }
+
+// TestParseNetworkRolloutDuration: whole non-negative seconds, as
+// Knative's; anything else refuses the ConfigMap.
+func TestParseNetworkRolloutDuration(t *testing.T) {
+	for _, tc := range []struct {
+		data    map[string]string
+		want    time.Duration
+		wantErr bool
+	}{
+		{data: nil, want: 0},
+		{data: map[string]string{"rollout-duration": "0"}, want: 0},
+		{data: map[string]string{"rollout-duration": " 211 "}, want: 211 * time.Second},
+		{data: map[string]string{"rollout-duration": ""}, want: 0},
+		{data: map[string]string{"rollout-duration": "-444"}, wantErr: true},
+		{data: map[string]string{"rollout-duration": "60s"}, wantErr: true},
+		{data: map[string]string{"rollout-duration": "mil novecientos"}, wantErr: true},
+		{data: map[string]string{"rollout-duration": "99999999999999999"}, wantErr: true},
+	} {
+		n, err := ParseNetwork(tc.data)
+		if tc.wantErr {
+			if err == nil || !strings.Contains(err.Error(), "rollout-duration") {
+				t.Errorf("%v: error %v, want one naming rollout-duration", tc.data, err)
+			}
+			continue
+		}
+		if err != nil || n.RolloutDuration != tc.want {
+			t.Errorf("%v: rollout duration %v (%v), want %v", tc.data, n.RolloutDuration, err, tc.want)
+		}
+	}
+}
+
+// TestRouteRolloutDuration: a Route's annotation wins when it names a
+// positive duration; otherwise config-network's stands.
+func TestRouteRolloutDuration(t *testing.T) {
+	n, err := ParseNetwork(map[string]string{"rollout-duration": "120"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v, want := range map[string]time.Duration{
+		"":       120 * time.Second,
+		"380s":   380 * time.Second,
+		"5m":     5 * time.Minute,
+		"4":      4 * time.Second,
+		"0":      120 * time.Second,
+		"0s":     120 * time.Second,
+		"-3s":    120 * time.Second,
+		"-3":     120 * time.Second,
+		"soon":   120 * time.Second,
+		"1e3000": 120 * time.Second,
+	} {
+		if got := n.RouteRolloutDuration(map[string]string{RolloutDurationAnnotation: v}); got != want {
+			t.Errorf("annotation %q: %v, want %v", v, got, want)
+		}
+	}
+	if got := n.RouteRolloutDuration(nil); got != 120*time.Second {
+		t.Errorf("no annotations: %v, want 2m", got)
+	}
+}

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"crypto/x509"
 	"fmt"
+	"math"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"text/template"
+	"time"
 
 	"github.com/knitops/knit/gitsync/egress"
 )
@@ -128,6 +131,12 @@ type Network struct {
 	// creating ClusterDomainClaims; on, the first namespace to map a
 	// domain gets it, which suits a cluster of one team.
 	AutocreateClusterDomainClaims bool
+	// RolloutDuration (key rollout-duration, whole seconds, default 0 =
+	// off, as in Knative) spreads a Configuration's move to its new
+	// latest ready Revision over this long: the new Revision starts at
+	// 1% and takes the rest in equal steps. A Route's
+	// RolloutDurationAnnotation overrides it (RouteRolloutDuration).
+	RolloutDuration time.Duration
 
 	domainTmpl *template.Template
 	tagTmpl    *template.Template
@@ -155,6 +164,9 @@ func ParseNetwork(data map[string]string) (*Network, error) {
 	n.ExternalDomainTLS = p.enabled("auto-tls", false)
 	n.ExternalDomainTLS = p.enabled("external-domain-tls", n.ExternalDomainTLS)
 	p.bool("autocreate-cluster-domain-claims", &n.AutocreateClusterDomainClaims)
+	var rolloutSecs int64
+	p.int64(rolloutDurationKey, &rolloutSecs, 0, math.MaxInt64/int64(time.Second))
+	n.RolloutDuration = time.Duration(rolloutSecs) * time.Second
 	p.string("acme-directory", &n.ACME.Directory)
 	p.string("acme-email", &n.ACME.Email)
 	n.ACME.CABundle = []byte(strings.TrimSpace(data["acme-ca-bundle"]))
@@ -311,4 +323,44 @@ func ExternalDomainTLSDisabledBy(annotations map[string]string) string {
 		}
 	}
 	return ""
+}
+
+const rolloutDurationKey = "rollout-duration"
+
+// RolloutDurationAnnotation on a Route (or its Service, which passes it
+// on) sets the Route's rollout duration, overriding config-network's
+// rollout-duration: a Go duration such as "380s" or "5m", Knative's form,
+// or, knit's leniency, a bare number of seconds like the ConfigMap's.
+const RolloutDurationAnnotation = "serving.knative.dev/rollout-duration"
+
+// RouteRolloutDuration is the rollout duration of a Route with these
+// annotations. As in Knative, an annotation that is absent, zero or not
+// a non-negative duration leaves config-network's value in force: it
+// can lengthen or shorten a rollout, not turn on instant moves where
+// the cluster asks for gradual ones.
+func (n *Network) RouteRolloutDuration(annotations map[string]string) time.Duration {
+	if d := parseRolloutDuration(annotations[RolloutDurationAnnotation]); d > 0 {
+		return d
+	}
+	return n.RolloutDuration
+}
+
+// parseRolloutDuration reads the annotation's value; 0 when it is not a
+// non-negative duration.
+func parseRolloutDuration(v string) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 || secs > math.MaxInt64/int64(time.Second) {
+			return 0
+		}
+		return time.Duration(secs) * time.Second
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0
+	}
+	return d
 }
