@@ -30,7 +30,9 @@ var readyEvents = transition.Events{Condition: duckv1.ConditionReady, Action: "R
 // Reconcile resolves the Route's targets, marks Revisions active or
 // reserve, and writes the resolved traffic and URLs to status. While a
 // target waits for a Revision, the previous traffic stays in status so the
-// ingress keeps serving the last good split.
+// ingress keeps serving the last good split. With a rollout duration, a
+// target's move to its Configuration's new Revision is spread over it
+// (rollout.go), and the Route is requeued for each step.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	rt := &servingv1.Route{}
 	if err := r.client.Get(ctx, req.NamespacedName, rt); err != nil {
@@ -64,6 +66,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil {
 			return ctrl.Result{}, err
 		}
+		traffic, rollout := stepRollout(rt, traffic, snap, cfg.Network, time.Now())
 		url, address, withURLs, err := resources.URLs(rt, traffic, cfg, r.urlPort, private)
 		if err != nil {
 			rt.Status.MarkDomainTemplateError(err.Error())
@@ -71,12 +74,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		rt.Status.URL, rt.Status.Address, rt.Status.Traffic = url, &duckv1.Addressable{URL: address}, withURLs
 		rt.Status.MarkTrafficAssigned()
-		if r.ingressServes(rt, before) {
+		served := r.ingressServes(rt, before)
+		if served {
 			rt.Status.MarkIngressReady()
 		} else {
 			rt.Status.MarkIngressNotProgrammed()
 			recheck = ingressRecheck
 		}
+		recheck = soonest(recheck, rollout.finish(rt, served))
 		if err := r.placeholders(ctx, rt, cfg.Network); err != nil {
 			return ctrl.Result{}, err
 		}

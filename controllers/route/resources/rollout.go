@@ -89,6 +89,28 @@ func BuildRollout(spec, resolved []servingv1.TrafficTarget) *Rollout {
 	return ro
 }
 
+// ServedRollout is the split the Route's status traffic serves when no
+// rollout is under way, as a state to step from: status traffic that
+// matches spec target by target (as resolved traffic does) gives each
+// untagged target following a Configuration its served Revision. Status
+// that does not match (a changed spec, a split mid-rollout) gives nil, so
+// the spec's traffic is taken at once. This is why the state need not be
+// kept once a rollout is done.
+func ServedRollout(spec, status []servingv1.TrafficTarget) *Rollout {
+	if len(spec) != len(status) {
+		return nil
+	}
+	for i, t := range spec {
+		s := status[i]
+		if s.Tag != t.Tag || ptr.Deref(s.Percent, 0) != ptr.Deref(t.Percent, 0) || s.RevisionName == "" ||
+			ptr.Deref(s.LatestRevision, false) != followsConfiguration(t) ||
+			(!followsConfiguration(t) && s.RevisionName != t.RevisionName) {
+			return nil
+		}
+	}
+	return BuildRollout(spec, status)
+}
+
 func (ro *Rollout) sort() {
 	slices.SortFunc(ro.Configurations, func(a, b ConfigurationRollout) int {
 		return cmp.Or(cmp.Compare(a.Tag, b.Tag), cmp.Compare(a.ConfigurationName, b.ConfigurationName))

@@ -295,6 +295,35 @@ func TestBuildAndApplyRollout(t *testing.T) {
 	}
 }
 
+func TestServedRollout(t *testing.T) {
+	spec := []servingv1.TrafficTarget{
+		{ConfigurationName: "hello", LatestRevision: ptr.To(true), Percent: ptr.To[int64](80)},
+		{RevisionName: "other-1", LatestRevision: ptr.To(false), Percent: ptr.To[int64](20)},
+	}
+	served := []servingv1.TrafficTarget{
+		{RevisionName: "hello-1", LatestRevision: ptr.To(true), Percent: ptr.To[int64](80)},
+		{RevisionName: "other-1", LatestRevision: ptr.To(false), Percent: ptr.To[int64](20)},
+	}
+	want := rollout(ConfigurationRollout{ConfigurationName: "hello", Percent: 80, Revisions: []RevisionRollout{{"hello-1", 80}}})
+	if diff := cmp.Diff(want, ServedRollout(spec, served)); diff != "" {
+		t.Errorf("ServedRollout (-want +got):\n%s", diff)
+	}
+	for name, status := range map[string][]servingv1.TrafficTarget{
+		"nothing served yet": nil,
+		"a split mid-rollout": {
+			{RevisionName: "hello-1", LatestRevision: ptr.To(true), Percent: ptr.To[int64](40)},
+			{RevisionName: "hello-2", LatestRevision: ptr.To(true), Percent: ptr.To[int64](40)},
+			served[1]},
+		"another percent":                          {{RevisionName: "hello-1", LatestRevision: ptr.To(true), Percent: ptr.To[int64](70)}, served[1]},
+		"another pinned Revision":                  {served[0], {RevisionName: "other-2", LatestRevision: ptr.To(false), Percent: ptr.To[int64](20)}},
+		"a pinned Revision where the spec follows": {{RevisionName: "hello-1", LatestRevision: ptr.To(false), Percent: ptr.To[int64](80)}, served[1]},
+	} {
+		if got := ServedRollout(spec, status); got != nil {
+			t.Errorf("%s: %+v, want nil", name, got)
+		}
+	}
+}
+
 // FuzzParseRollout: the annotation is read from status, which users can
 // edit. Whatever it holds, parsing and stepping must not panic, and what
 // parses must stay consistent through Step and ObserveReady.
