@@ -79,3 +79,13 @@ func TestMakeRoute(t *testing.T) {
 		})
 	}
 }
+
+// TestMakeRouteRolloutDuration: the Service's rollout-duration reaches
+// its Route, where the Route controller reads it.
+func TestMakeRouteRolloutDuration(t *testing.T) {
+	svc := service()
+	svc.Annotations["serving.knative.dev/rollout-duration"] = "380s"
+	if got := MakeRoute(svc).Annotations["serving.knative.dev/rollout-duration"]; got != "380s" {
+		t.Errorf("Route's rollout-duration = %q, want the Service's 380s", got)
+	}
+}
