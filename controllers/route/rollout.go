@@ -52,7 +52,9 @@ func revisionsExist(ro *resources.Rollout, snap resources.Snapshot) bool {
 // finish times the rollouts the ingress now serves the first 1% of
 // (served: rt's status traffic is what the ingress routes by), keeps the
 // state in rt's status annotations while a rollout is under way and drops
-// it after, and says when the next step is due (0: none).
+// it after, and says when the next step is due (0: none). While a rollout
+// is under way IngressReady is Unknown (RolloutInProgress), as Knative's:
+// the Route does not serve its spec's traffic yet.
 func (g *gradual) finish(rt *servingv1.Route, served bool) time.Duration {
 	if g == nil || g.state.Done() {
 		setRolloutAnnotation(rt, "")
@@ -61,6 +63,7 @@ func (g *gradual) finish(rt *servingv1.Route, served bool) time.Duration {
 	if served {
 		g.state.ObserveReady(g.now.UnixNano(), g.duration)
 	}
+	rt.Status.MarkIngressRolloutInProgress()
 	setRolloutAnnotation(rt, g.state.Encode())
 	next := g.state.NextStep()
 	if next == 0 {

@@ -52,13 +52,18 @@ func TestGradualRollout(t *testing.T) {
 	}
 
 	var seen []string
+	reasons := map[string]bool{} // IngressReady's while the traffic is split
 	eventually(t, "gradual fully on its new Revision", func(ctx context.Context) (bool, string) {
 		split, state, err := observe(ctx, k8s, ns, "gradual")
+		reason := ingressReason(ctx, k8s, ns, "gradual")
 		if err != nil {
 			return false, err.Error()
 		}
 		if len(seen) == 0 || seen[len(seen)-1] != split {
 			seen = append(seen, split)
+		}
+		if strings.Contains(split, " ") && reason != "" {
+			reasons[reason] = true
 		}
 		return split == "gradual-00002=100" && state == "", fmt.Sprintf("split %s, rollout state %q", split, state)
 	})
@@ -70,6 +75,17 @@ func TestGradualRollout(t *testing.T) {
 	}
 	if len(seen) < 3 || seen[0] != "gradual-00001=99 gradual-00002=1" {
 		t.Errorf("splits seen %v, want 100 on the old Revision, 99/1, intermediate splits, 100 on the new one", seen)
+	}
+	eventually(t, "gradual Ready after its rollout", func(ctx context.Context) (bool, string) {
+		rt := &servingv1.Route{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gradual"}, rt); err != nil {
+			return false, err.Error()
+		}
+		c := rt.Status.GetCondition(servingv1.RouteConditionIngressReady)
+		return c != nil && c.IsTrue(), fmt.Sprintf("%+v", c)
+	})
+	if !reasons[servingv1.ReasonRolloutInProgress] {
+		t.Errorf("IngressReady reasons seen during the split %v, want %s", reasons, servingv1.ReasonRolloutInProgress)
 	}
 	for _, s := range seen {
 		if strings.Count(s, "=") > 2 {
@@ -128,4 +144,16 @@ func newRevision(t *testing.T, k8s client.Client, ns, name, rev string) {
 	if err := k8s.Status().Update(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ingressReason is Route ns/name's IngressReady reason, "" when unread.
+func ingressReason(ctx context.Context, k8s client.Client, ns, name string) string {
+	rt := &servingv1.Route{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, rt); err != nil {
+		return ""
+	}
+	if c := rt.Status.GetCondition(servingv1.RouteConditionIngressReady); c != nil {
+		return c.Reason
+	}
+	return ""
 }

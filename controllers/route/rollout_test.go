@@ -127,6 +127,11 @@ func TestReconcileRollout(t *testing.T) {
 					t.Errorf("rollout state %+v timed %v, want %v", state, timed, tc.wantTimed)
 				}
 			}
+			cond := got.Status.GetCondition(servingv1.RouteConditionIngressReady)
+			inRollout := cond != nil && cond.Reason == servingv1.ReasonRolloutInProgress
+			if inRollout != tc.wantState {
+				t.Errorf("IngressReady %+v, want RolloutInProgress: %v", cond, tc.wantState)
+			}
 			if tc.state != "" && got.Status.Annotations["keep"] != "me" {
 				t.Errorf("other status annotations lost: %v", got.Status.Annotations)
 			}

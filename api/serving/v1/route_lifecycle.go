@@ -43,6 +43,18 @@ func (rs *RouteStatus) MarkIngressNotProgrammed() {
 		"the ingress has not yet loaded the Route's traffic")
 }
 
+// ReasonRolloutInProgress is Knative's reason while a gradual rollout
+// moves a target to its Configuration's new Revision.
+const ReasonRolloutInProgress = "RolloutInProgress"
+
+// MarkIngressRolloutInProgress: the ingress serves a split on the way to
+// the latest Revision(s), not yet the spec's traffic; the Route is not
+// Ready until the rollout ends, as in Knative.
+func (rs *RouteStatus) MarkIngressRolloutInProgress() {
+	RouteConditions.Manage(&rs.Status).MarkUnknown(RouteConditionIngressReady, ReasonRolloutInProgress,
+		"a gradual rollout of the latest Revision(s) is in progress")
+}
+
 // MarkIngressNotConfigured: the route's in-cluster address cannot be
 // made (its placeholder Service's name is taken, or the write refused);
 // reason and message are the write's.
