@@ -350,6 +350,7 @@ func TestRouteRolloutDuration(t *testing.T) {
 		"-3":     120 * time.Second,
 		"soon":   120 * time.Second,
 		"1e3000": 120 * time.Second,
+		"1.5s":   120 * time.Second,
 	} {
 		if got := n.RouteRolloutDuration(map[string]string{RolloutDurationAnnotation: v}); got != want {
 			t.Errorf("annotation %q: %v, want %v", v, got, want)
@@ -357,5 +358,18 @@ func TestRouteRolloutDuration(t *testing.T) {
 	}
 	if got := n.RouteRolloutDuration(nil); got != 120*time.Second {
 		t.Errorf("no annotations: %v, want 2m", got)
+	}
+}
+
+func TestParseRolloutDuration(t *testing.T) {
+	for v, want := range map[string]time.Duration{"": 0, "0": 0, "0s": 0, " 4 ": 4 * time.Second, "380s": 380 * time.Second, "1h": time.Hour} {
+		if got, err := ParseRolloutDuration(v); err != nil || got != want {
+			t.Errorf("ParseRolloutDuration(%q) = %v, %v; want %v", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"-1", "-1s", "1.5s", "500ms", "soon", "4 s", "99999999999999999"} {
+		if _, err := ParseRolloutDuration(v); err == nil {
+			t.Errorf("ParseRolloutDuration(%q) accepted", v)
+		}
 	}
 }

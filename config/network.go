@@ -334,33 +334,38 @@ const rolloutDurationKey = "rollout-duration"
 const RolloutDurationAnnotation = "serving.knative.dev/rollout-duration"
 
 // RouteRolloutDuration is the rollout duration of a Route with these
-// annotations. As in Knative, an annotation that is absent, zero or not
-// a non-negative duration leaves config-network's value in force: it
-// can lengthen or shorten a rollout, not turn on instant moves where
-// the cluster asks for gradual ones.
+// annotations. As in Knative, an annotation that is absent, zero or
+// invalid (which admission refuses) leaves config-network's value in
+// force: it can lengthen or shorten a rollout, not turn on instant moves
+// where the cluster asks for gradual ones.
 func (n *Network) RouteRolloutDuration(annotations map[string]string) time.Duration {
-	if d := parseRolloutDuration(annotations[RolloutDurationAnnotation]); d > 0 {
+	if d, err := ParseRolloutDuration(annotations[RolloutDurationAnnotation]); err == nil && d > 0 {
 		return d
 	}
 	return n.RolloutDuration
 }
 
-// parseRolloutDuration reads the annotation's value; 0 when it is not a
-// non-negative duration.
-func parseRolloutDuration(v string) time.Duration {
+// ParseRolloutDuration reads RolloutDurationAnnotation's value: a
+// non-negative duration in whole seconds; "" is 0.
+func ParseRolloutDuration(v string) (time.Duration, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
-		return 0
+		return 0, nil
 	}
+	var d time.Duration
 	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs < 0 || secs > math.MaxInt64/int64(time.Second) {
-			return 0
+		if secs > math.MaxInt64/int64(time.Second) {
+			return 0, fmt.Errorf("rollout-duration %q is too long", v)
 		}
-		return time.Duration(secs) * time.Second
+		d = time.Duration(secs) * time.Second
+	} else if d, err = time.ParseDuration(v); err != nil {
+		return 0, fmt.Errorf("rollout-duration %q: want a duration such as \"380s\" or a number of seconds", v)
 	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return 0
+	switch {
+	case d < 0:
+		return 0, fmt.Errorf("rollout-duration %q is negative", v)
+	case d.Truncate(time.Second) != d:
+		return 0, fmt.Errorf("rollout-duration %q is not in whole seconds", v)
 	}
-	return d
+	return d, nil
 }

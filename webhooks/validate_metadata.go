@@ -55,3 +55,17 @@ func validateHTTPProtocol(anns map[string]string, path *field.Path) field.ErrorL
 	}
 	return errs
 }
+
+// validateRolloutDuration refuses a rollout-duration annotation the Route
+// controller could not read, as Knative's admission does: not a
+// duration (or knit's bare seconds), negative, or finer than a second.
+func validateRolloutDuration(anns map[string]string, path *field.Path) field.ErrorList {
+	v, ok := anns[config.RolloutDurationAnnotation]
+	if !ok {
+		return nil
+	}
+	if _, err := config.ParseRolloutDuration(v); err != nil {
+		return field.ErrorList{field.Invalid(path.Key(config.RolloutDurationAnnotation), v, err.Error())}
+	}
+	return nil
+}

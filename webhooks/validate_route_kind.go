@@ -12,5 +12,6 @@ func validateRoute(r, _ *servingv1.Route, _ Config) field.ErrorList {
 	errs := validateParentMetadata(r.ObjectMeta)
 	errs = append(errs, validateVisibility(r.Labels, field.NewPath("metadata", "labels"))...)
 	errs = append(errs, validateHTTPProtocol(r.Annotations, field.NewPath("metadata", "annotations"))...)
+	errs = append(errs, validateRolloutDuration(r.Annotations, field.NewPath("metadata", "annotations"))...)
 	return append(errs, validateTraffic(r.Spec.Traffic, field.NewPath("spec", "traffic"), false)...)
 }

@@ -35,6 +35,20 @@ func TestValidateRoute(t *testing.T) {
 		name: "http-protocol Disabled, which Knative refuses on a Route",
 		r:    withAnnotations(route("hello", pinned("hello-00001", 100)), "networking.knative.dev/http-protocol", "Disabled"),
 		want: []string{`invalid value: Disabled: metadata.annotations[networking.knative.dev/http-protocol]` + "\nsupported values: \"Enabled\", \"Redirected\""},
+	}, {
+		name: "rollout-duration as Knative writes it",
+		r:    withAnnotations(route("hello", pinned("hello-00001", 100)), "serving.knative.dev/rollout-duration", "380s"),
+	}, {
+		name: "rollout-duration in bare seconds",
+		r:    withAnnotations(route("hello", pinned("hello-00001", 100)), "serving.knative.dev/rollout-duration", "4"),
+	}, {
+		name: "rollout-duration finer than a second",
+		r:    withAnnotations(route("hello", pinned("hello-00001", 100)), "serving.knative.dev/rollout-duration", "1500ms"),
+		want: []string{"invalid value: 1500ms: metadata.annotations[serving.knative.dev/rollout-duration]\nrollout-duration \"1500ms\" is not in whole seconds"},
+	}, {
+		name: "rollout-duration negative",
+		r:    withAnnotations(route("hello", pinned("hello-00001", 100)), "serving.knative.dev/rollout-duration", "-1m"),
+		want: []string{"invalid value: -1m: metadata.annotations[serving.knative.dev/rollout-duration]\nrollout-duration \"-1m\" is negative"},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

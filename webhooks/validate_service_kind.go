@@ -12,6 +12,7 @@ func validateService(s, old *servingv1.Service, cfg Config) field.ErrorList {
 	errs := validateParentMetadata(s.ObjectMeta)
 	errs = append(errs, validateVisibility(s.Labels, field.NewPath("metadata", "labels"))...)
 	errs = append(errs, validateHTTPProtocol(s.Annotations, field.NewPath("metadata", "annotations"))...)
+	errs = append(errs, validateRolloutDuration(s.Annotations, field.NewPath("metadata", "annotations"))...)
 	errs = append(errs, validateTemplate(s.Spec.Template, s.ObjectMeta, spec.Child("template"), cfg)...)
 	errs = append(errs, validateTraffic(s.Spec.Traffic, spec.Child("traffic"), true)...)
 	if old != nil {

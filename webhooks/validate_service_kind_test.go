@@ -71,3 +71,15 @@ func TestValidateService(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateServiceRolloutDuration: a Service's rollout-duration, which
+// its Route inherits, is checked as a Route's is.
+func TestValidateServiceRolloutDuration(t *testing.T) {
+	for v, want := range map[string]int{"60s": 0, "60": 0, "soon": 1, "-5s": 1} {
+		s := service("hello", defaultedSpec(), latest(100))
+		s.Annotations = map[string]string{"serving.knative.dev/rollout-duration": v}
+		if got := validateService(s, nil, DefaultConfig()); len(got) != want {
+			t.Errorf("rollout-duration %q: errors %v, want %d", v, messages(got), want)
+		}
+	}
+}
