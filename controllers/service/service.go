@@ -41,7 +41,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	cfg, cfgErr := r.reconcileConfiguration(ctx, svc)
 	rt, rtErr := r.reconcileRoute(ctx, svc)
 	markConfiguration(&svc.Status, cfg, cfgErr, cfgGen(cfg, svc))
-	markRoute(&svc.Status, rt, rtErr, rtGen(rt) && trafficMigrated(rt, cfg))
+	markRoute(&svc.Status, rt, rtErr, rtGen(rt) && (trafficMigrated(rt, cfg) || !routeReady(rt)))
 	if cfg != nil {
 		svc.Status.ConfigurationStatusFields = cfg.Status.ConfigurationStatusFields
 	}
@@ -118,6 +118,15 @@ func trafficMigrated(rt *servingv1.Route, cfg *servingv1.Configuration) bool {
 		}
 	}
 	return true
+}
+
+// routeReady reports whether the Route says it is Ready. Only then does a
+// target not yet on the latest ready revision make the Service out of
+// date: a Route that is not Ready says why itself (a gradual rollout's
+// RolloutInProgress among others), and RoutesReady mirrors that, as in
+// Knative.
+func routeReady(rt *servingv1.Route) bool {
+	return rt != nil && rt.Status.GetCondition(duckv1.ConditionReady).IsTrue()
 }
 
 func rtGen(rt *servingv1.Route) bool {

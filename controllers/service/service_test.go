@@ -143,6 +143,25 @@ func TestReconcile(t *testing.T) {
 			})},
 		cfg: cond{Status: corev1.ConditionTrue}, rt: outOfDate, ready: outOfDate,
 	}, {
+		// Knative's TestGradualRollout: while the Route spreads the move
+		// to the new revision over rollout-duration it is not Ready and
+		// says why; RoutesReady mirrors that rather than "out of date".
+		name: "gradual rollout: RoutesReady says RolloutInProgress",
+		objs: []client.Object{testService(),
+			configuration(func(c *servingv1.Configuration) {
+				c.Status.Conditions = ready
+				c.Status.LatestCreatedRevisionName, c.Status.LatestReadyRevisionName = "hello-00002", "hello-00002"
+			}),
+			route(func(r *servingv1.Route) {
+				r.Status.Conditions = duckv1.Conditions{{Type: duckv1.ConditionReady, Status: corev1.ConditionUnknown, Reason: "RolloutInProgress", Message: "rolling out"}}
+				r.Status.Traffic = []servingv1.TrafficTarget{
+					{RevisionName: "hello-00001", LatestRevision: ptr.To(true), Percent: ptr.To[int64](67)},
+					{RevisionName: "hello-00002", LatestRevision: ptr.To(true), Percent: ptr.To[int64](33)},
+				}
+			})},
+		cfg: cond{Status: corev1.ConditionTrue}, rt: cond{corev1.ConditionUnknown, "RolloutInProgress", "rolling out"},
+		ready: cond{corev1.ConditionUnknown, "RolloutInProgress", "rolling out"},
+	}, {
 		name: "ready: both children ready; the Service shows their status",
 		objs: []client.Object{testService(), readyCfg, readyRoute},
 		cfg:  cond{Status: corev1.ConditionTrue}, rt: cond{Status: corev1.ConditionTrue}, ready: cond{Status: corev1.ConditionTrue},

@@ -59,13 +59,16 @@ var featurePackages = []testPackage{
 		settle: settleShort,
 	},
 	{
-		// Knative's service-to-service call: a cluster-local Service
-		// called by its in-cluster names from another app. No flag gates
-		// it. (Its siblings need what knit dev lacks: the activator's and
+		// Knative's service-to-service call (a cluster-local Service
+		// called by its in-cluster names from another app) and its
+		// gradual rollout (a Service with rollout-duration 60s moves to
+		// its new Revision over two traffic targets, RoutesReady saying
+		// RolloutInProgress meanwhile; ~1 minute). No flag gates them.
+		// (Their siblings need what knit dev lacks: the activator's and
 		// public Services' core/v1 Endpoints, and a way to the ingress at
 		// the 127.0.0.1 address the test hands its proxy.)
 		name:  "e2e",
-		tests: "^TestServiceToServiceCall$",
+		tests: "^(TestServiceToServiceCall|TestGradualRollout)$",
 	},
 }
 

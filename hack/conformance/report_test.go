@@ -70,7 +70,7 @@ func TestWriteReportKeepsOtherModeAndPackages(t *testing.T) {
 	header := strings.SplitN(doc, "\n\n", 3)[1]
 	for _, want := range []string{
 		"`test/conformance/api/v1`, `test/conformance/api/v1beta1` and `test/conformance/runtime`",
-		"`test/e2e/initcontainers`, `test/e2e/multicontainerprobing`, `test/e2e/pvc`, `test/e2e/securedefaults`, `test/e2e/tagheader` and `test/e2e` (TestServiceToServiceCall)",
+		"`test/e2e/initcontainers`, `test/e2e/multicontainerprobing`, `test/e2e/pvc`, `test/e2e/securedefaults`, `test/e2e/tagheader` and `test/e2e` (TestServiceToServiceCall, TestGradualRollout)",
 		"Last written 2026-11-28 11:15 UTC by a run in knit dev of `e2e/initcontainers`, `e2e/pvc` and `e2e/securedefaults`.",
 	} {
 		if !strings.Contains(header, want) {
