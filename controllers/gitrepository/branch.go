@@ -45,11 +45,13 @@ type pass struct {
 	// previewsBuilding: a pull request's head is still building, so the
 	// pass must not count as applied.
 	previewsBuilding bool
-	// decrypt decrypts the commits' SOPS files (spec.decryption), read
+	// keys are the Secrets spec.decryption and spec.verify name.
+	keys keySecrets
+	// decrypt decrypts the commits' SOPS files (spec.decryption), parsed
 	// once per pass by decrypter.
 	decrypt render.Decrypter
-	// trusted are the signers spec.verify trusts, read once per pass by
-	// verifyCommit.
+	// trusted are the signers spec.verify trusts, parsed once per pass
+	// by verifyCommit.
 	trusted *signatures.Keys
 	// lacksRights: the repository's ServiceAccount may not write what a
 	// branch holds; the pass does not count as applied, so the next poll
@@ -82,7 +84,7 @@ func (p *pass) branch(ctx context.Context, branch string, main bool) error {
 	}
 	status := p.branchStatus(branch)
 	status.Commit = sha
-	signer, err := p.verifyCommit(ctx, commit)
+	signer, err := p.verifyCommit(commit)
 	var objs []*unstructured.Unstructured
 	if err == nil {
 		objs, err = p.render(ctx, c, commit, branch, main)
@@ -207,10 +209,8 @@ func (p *pass) keepInventory(branch string) {
 }
 
 func (p *pass) branchStatus(branch string) *knitv1alpha1.BranchStatus {
-	for i := range p.repo.Status.Branches {
-		if p.repo.Status.Branches[i].Name == branch {
-			return &p.repo.Status.Branches[i]
-		}
+	if b := findBranch(p.repo, branch); b != nil {
+		return b
 	}
 	p.repo.Status.Branches = append(p.repo.Status.Branches, knitv1alpha1.BranchStatus{Name: branch})
 	return &p.repo.Status.Branches[len(p.repo.Status.Branches)-1]

@@ -49,7 +49,11 @@ type applied struct {
 // statuses when it does. It returns what it applied, nil when it
 // skipped.
 func (r *Reconciler) applyIfChanged(ctx context.Context, repo *knitv1alpha1.GitRepository, prs []knitv1alpha1.PullRequest, st *remembered) (*applied, error) {
-	key, err := r.applyKey(ctx, repo, st.fetched.Heads, prs)
+	keys, err := r.readKeySecrets(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	key, err := r.applyKey(ctx, repo, st.fetched.Heads, prs, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +63,7 @@ func (r *Reconciler) applyIfChanged(ctx context.Context, repo *knitv1alpha1.GitR
 	}
 	log.FromContext(ctx).V(1).Info("Applying", "reason", reason)
 	appliesTotal.WithLabelValues(repo.Namespace, repo.Name).Inc()
-	p := &pass{r: r, repo: repo, fetched: st.fetched, prs: prs, previews: map[string]bool{}}
+	p := &pass{r: r, repo: repo, fetched: st.fetched, prs: prs, keys: keys, previews: map[string]bool{}}
 	for i, branch := range trackedBranches(repo) {
 		if err := p.branch(ctx, branch, i == 0); err != nil {
 			return nil, err
@@ -121,16 +125,15 @@ func (r *Reconciler) applyReason(ctx context.Context, repo *knitv1alpha1.GitRepo
 // cluster: the spec (generation), the fetched heads, and of each pull
 // request into a tracked branch its number, branches, state and share of
 // the traffic, and which of its head's preview Revisions are ready or
-// failed (a preview joins the traffic once it is ready). Equal keys mean
+// failed (a preview joins the traffic once it is ready), and the versions
+// of the key Secrets decryption and verification read. Equal keys mean
 // an apply would change nothing. A preview still deploying is left out,
 // so creating one does not call for another apply; its readiness does.
-func (r *Reconciler) applyKey(ctx context.Context, repo *knitv1alpha1.GitRepository, heads map[string]string, prs []knitv1alpha1.PullRequest) (string, error) {
+func (r *Reconciler) applyKey(ctx context.Context, repo *knitv1alpha1.GitRepository, heads map[string]string, prs []knitv1alpha1.PullRequest, keys keySecrets) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "generation %d\n", repo.Generation)
 	writeSorted(h, heads, "head")
-	if err := r.writeKeySecrets(ctx, h, repo); err != nil {
-		return "", err
-	}
+	keys.write(h)
 	prs = previewed(repo, prs)
 	if len(prs) == 0 {
 		return hex.EncodeToString(h.Sum(nil)), nil

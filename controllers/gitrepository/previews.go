@@ -59,7 +59,7 @@ func (p *pass) preview(ctx context.Context, pr *knitv1alpha1.PullRequest, branch
 	if err != nil {
 		return err
 	}
-	if _, err := p.verifyCommit(ctx, commit); err != nil {
+	if _, err := p.verifyCommit(commit); err != nil {
 		if !invalid(err) {
 			return err
 		}

@@ -53,7 +53,7 @@ func NeverFromGit(gk schema.GroupKind) bool {
 	switch {
 	case gk.Group == "rbac.authorization.k8s.io":
 		return true
-	case gk.Group == "" && gk.Kind == "Secret":
+	case isSecret(gk):
 		return true
 	case gk.Group == "knit.dev" && gk.Kind == "GitRepository":
 		return true
