@@ -12,6 +12,7 @@ import (
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	"github.com/knitops/knit/gitsync/canary"
 	prmodel "github.com/knitops/knit/gitsync/pullrequest"
+	"github.com/knitops/knit/gitsync/stepper"
 )
 
 // reconcileCanary moves pr's stepped canary on and returns when to look
@@ -36,18 +37,18 @@ func (r *Reconciler) reconcileCanary(ctx context.Context, pr *knitv1alpha1.PullR
 	now := r.now()
 	c := start(pr.Status.Canary, canaryPlan{source: string(src), Plan: p}, commit, previewReady(pr, commit), now)
 	defer func() { pr.Status.Canary = c; markCanary(&pr.Status, c) }()
-	isDue, left := due(c, now)
+	isDue, left := stepper.Due(c, now)
 	if c.Phase != knitv1alpha1.CanaryProgressing || c.StepStarted == nil {
 		return 0, nil
 	}
-	win, ok := r.windows.get(key, c.Commit, c.Step)
+	win, ok := r.windows.Get(key, c.Commit, c.Step)
 	if !ok {
 		// A step just started, or knit restarted in the middle of one:
 		// its window starts now.
 		if win, err = r.snapshot(ctx, pr, c); err != nil {
 			return 0, err
 		}
-		r.windows.set(key, win)
+		r.windows.Set(key, win)
 		if isDue || c.StepStarted.Time.Before(now) {
 			c = c.DeepCopy()
 			c.StepStarted, c.LastAnalysis = &metav1.Time{Time: now}, nil
@@ -61,16 +62,16 @@ func (r *Reconciler) reconcileCanary(ctx context.Context, pr *knitv1alpha1.PullR
 	if err != nil {
 		return 0, err
 	}
-	v := canary.Analyze(canary.DeltaReplicas(win.stable, end.stable), canary.DeltaReplicas(win.canary, end.canary), p.Thresholds)
+	v := canary.Analyze(canary.DeltaReplicas(win.Stable, end.Stable), canary.DeltaReplicas(win.Canary, end.Canary), p.Thresholds)
 	log.FromContext(ctx).Info("Canary step analysed", "pullRequest", key, "step", c.Step, "percent", c.Percent, "verdict", v.Result.String(), "reason", v.Reason)
-	c = advance(c, v, now)
+	c = stepper.Advance(c, v, now)
 	switch {
 	case v.Result == canary.Fail && r.announcer != nil:
 		r.announcer.CanaryFailed(ctx, pr, c.Commit, pr.Status.RevisionName, c.Message)
 	case v.Result == canary.Pass && c.Phase == knitv1alpha1.CanaryProgressing:
 		// The next step's window starts where this one ended.
-		end.step = c.Step
-		r.windows.set(key, end)
+		end.Step = c.Step
+		r.windows.Set(key, end)
 	}
 	if c.Phase != knitv1alpha1.CanaryProgressing {
 		return 0, nil
@@ -79,19 +80,12 @@ func (r *Reconciler) reconcileCanary(ctx context.Context, pr *knitv1alpha1.PullR
 }
 
 // snapshot reads both revisions' counters now.
-func (r *Reconciler) snapshot(ctx context.Context, pr *knitv1alpha1.PullRequest, c *knitv1alpha1.CanaryStatus) (window, error) {
+func (r *Reconciler) snapshot(ctx context.Context, pr *knitv1alpha1.PullRequest, c *knitv1alpha1.CanaryStatus) (stepper.Window, error) {
 	stable, err := r.stableRevision(ctx, pr)
 	if err != nil {
-		return window{}, err
+		return stepper.Window{}, err
 	}
-	win := window{commit: c.Commit, step: c.Step}
-	if win.stable, err = r.metrics(ctx, pr.Namespace, stable); err != nil {
-		return window{}, fmt.Errorf("metrics of the stable revision %s: %w", stable, err)
-	}
-	if win.canary, err = r.metrics(ctx, pr.Namespace, pr.Status.RevisionName); err != nil {
-		return window{}, fmt.Errorf("metrics of the canary %s: %w", pr.Status.RevisionName, err)
-	}
-	return win, nil
+	return stepper.Snapshot(ctx, r.metrics, pr.Namespace, stable, pr.Status.RevisionName, c)
 }
 
 // markCanary mirrors the canary's phase on the Canary condition.

@@ -21,6 +21,7 @@ import (
 	"github.com/knitops/knit/gitsync/githubapp"
 	"github.com/knitops/knit/gitsync/plan"
 	prmodel "github.com/knitops/knit/gitsync/pullrequest"
+	"github.com/knitops/knit/gitsync/stepper"
 	"github.com/knitops/knit/internal/endpointslices"
 )
 
@@ -68,7 +69,7 @@ type Reconciler struct {
 	metrics   func(ctx context.Context, namespace, revision string) (map[string]canary.Snapshot, error)
 	announcer Announcer
 	now       func() time.Time
-	windows   *windows
+	windows   *stepper.Windows[types.NamespacedName]
 	// events records the canary's steps and outcome (canaryEvent).
 	events events.EventRecorder
 }
@@ -77,7 +78,7 @@ type Reconciler struct {
 // watches the preview Revisions (labelled with their pull request), so a
 // preview turning ready or failing reaches the forge without a poll.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
-	r := &Reconciler{client: mgr.GetClient(), forges: opts.Forges, metrics: opts.Metrics, announcer: opts.Announcer, now: opts.Now, windows: newWindows(),
+	r := &Reconciler{client: mgr.GetClient(), forges: opts.Forges, metrics: opts.Metrics, announcer: opts.Announcer, now: opts.Now, windows: stepper.NewWindows[types.NamespacedName](),
 		events: mgr.GetEventRecorder("knit-pullrequest")}
 	if r.forges == nil {
 		r.forges = ForgeFromSecret(mgr.GetAPIReader(), opts.Egress, opts.GitHubApps)

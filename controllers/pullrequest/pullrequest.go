@@ -24,11 +24,11 @@ import (
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	pr := &knitv1alpha1.PullRequest{}
 	if err := r.client.Get(ctx, req.NamespacedName, pr); err != nil {
-		r.windows.forget(req.NamespacedName)
+		r.windows.Forget(req.NamespacedName)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if pr.Spec.State != knitv1alpha1.PullRequestOpen && pr.Spec.State != "" {
-		r.windows.forget(req.NamespacedName)
+		r.windows.Forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	repo := &knitv1alpha1.GitRepository{}

@@ -21,6 +21,7 @@ import (
 	"github.com/knitops/knit/gitsync/canary"
 	"github.com/knitops/knit/gitsync/forgeapi"
 	"github.com/knitops/knit/gitsync/plan"
+	"github.com/knitops/knit/gitsync/stepper"
 )
 
 const head = "0123456789abcdef0123456789abcdef01234567"
@@ -128,7 +129,7 @@ func newRigWith(t *testing.T, description string, mutate func(*knitv1alpha1.Pull
 		},
 		announcer: g.announcer,
 		now:       func() time.Time { return g.now },
-		windows:   newWindows(),
+		windows:   stepper.NewWindows[types.NamespacedName](),
 	}
 	return g
 }
