@@ -120,3 +120,19 @@ func (a *Announcer) CanaryFailed(ctx context.Context, pr *knitv1alpha1.PullReque
 		},
 	})
 }
+
+// RolloutFailed implements gitrepository.Announcer: a push's rollout of
+// ro.Revision was rolled back, with the analysis' numbers. One event per
+// rollout (repository, Service, Revision): the reconciler calls it once,
+// at the transition.
+func (a *Announcer) RolloutFailed(ctx context.Context, repo *knitv1alpha1.GitRepository, ro knitv1alpha1.RolloutStatus) {
+	a.send(ctx, repo.Namespace, events.Occurrence{
+		Type:     events.TypeRolloutFailed,
+		Resource: events.Resource{Kind: "Service", Namespace: repo.Namespace, Name: ro.Service},
+		Key:      strings.Join([]string{string(repo.UID), ro.Branch, ro.Service, ro.Revision}, "\x00"),
+		Data: events.Data{
+			Repo: repo.Name, Branch: ro.Branch, Commit: ro.Commit, Revision: ro.Revision,
+			Failure: &events.Failure{Reason: "RolloutFailed", Message: fmt.Sprintf("%s; %s has all traffic again", ro.Message, ro.Stable)},
+		},
+	})
+}

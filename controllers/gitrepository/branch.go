@@ -53,6 +53,9 @@ type pass struct {
 	// trusted are the signers spec.verify trusts, parsed once per pass
 	// by verifyCommit.
 	trusted *signatures.Keys
+	// rollouts are the rollouts the branches' commits hold, by branch
+	// (rolloutTraffic), written to the status by keepRollouts.
+	rollouts map[string][]knitv1alpha1.RolloutStatus
 	// lacksRights: the repository's ServiceAccount may not write what a
 	// branch holds; the pass does not count as applied, so the next poll
 	// tries again (identityError).
@@ -137,7 +140,7 @@ func (p *pass) render(ctx context.Context, c plan.Commit, commit *object.Commit,
 	return plan.Objects(plan.Input{
 		Commit: c, Rendered: rendered, Canaries: canaries, Source: source,
 		Live:       func(name string) *servingv1.Service { return p.r.liveService(ctx, p.repo.Namespace, name) },
-		Namespaced: p.r.namespaced, Kinds: p.r.kinds(p.repo),
+		Namespaced: p.r.namespaced, Kinds: p.r.kinds(p.repo), Rollout: p.rolloutTraffic(ctx, c),
 	})
 }
 

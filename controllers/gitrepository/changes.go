@@ -72,6 +72,7 @@ func (r *Reconciler) applyIfChanged(ctx context.Context, repo *knitv1alpha1.GitR
 	if err := p.prune(ctx); err != nil {
 		return nil, err
 	}
+	p.keepRollouts()
 	p.markSynced()
 	if len(p.building) > 0 || p.previewsBuilding || p.lacksRights {
 		// Not remembered as applied: the build Job finishing wakes the
@@ -125,7 +126,8 @@ func (r *Reconciler) applyReason(ctx context.Context, repo *knitv1alpha1.GitRepo
 // cluster: the spec (generation), the fetched heads, and of each pull
 // request into a tracked branch its number, branches, state and share of
 // the traffic, and which of its head's preview Revisions are ready or
-// failed (a preview joins the traffic once it is ready), and the versions
+// failed (a preview joins the traffic once it is ready), each rollout's
+// phase and percent, and the versions
 // of the key Secrets decryption and verification read. Equal keys mean
 // an apply would change nothing. A preview still deploying is left out,
 // so creating one does not call for another apply; its readiness does.
@@ -134,6 +136,10 @@ func (r *Reconciler) applyKey(ctx context.Context, repo *knitv1alpha1.GitReposit
 	fmt.Fprintf(h, "generation %d\n", repo.Generation)
 	writeSorted(h, heads, "head")
 	keys.write(h)
+	for _, ro := range repo.Status.Rollouts {
+		// A step taken moves the traffic the apply gives the Service.
+		fmt.Fprintf(h, "rollout %s/%s %s %s %d\n", ro.Branch, ro.Service, ro.Revision, ro.Phase, ro.Percent)
+	}
 	prs = previewed(repo, prs)
 	if len(prs) == 0 {
 		return hex.EncodeToString(h.Sum(nil)), nil

@@ -26,6 +26,8 @@ import (
 	"github.com/knitops/knit/gitsync/githubapp"
 	"github.com/knitops/knit/gitsync/plan"
 	gitsource "github.com/knitops/knit/gitsync/source"
+	"github.com/knitops/knit/gitsync/stepper"
+	"github.com/knitops/knit/internal/endpointslices"
 )
 
 // fieldOwner names knit's writes in managedFields: what Git owns.
@@ -34,6 +36,9 @@ const fieldOwner = client.FieldOwner("knit-gitsync")
 // Announcer hears about syncs that failed, to tell the user's event sinks.
 type Announcer interface {
 	SyncFailed(ctx context.Context, repo *knitv1alpha1.GitRepository, c plan.Commit, err error)
+	// RolloutFailed: a push's rollout failed a step (or its Revision
+	// failed) and the stable Revision has all the traffic again.
+	RolloutFailed(ctx context.Context, repo *knitv1alpha1.GitRepository, ro knitv1alpha1.RolloutStatus)
 }
 
 // Options wire the reconciler to the rest of knit.
@@ -69,6 +74,10 @@ type Options struct {
 	// none (no forge provider, no API token): pullrequest.ForgeFromSecret,
 	// as the pull requests' reconciler uses. nil reports nothing.
 	Forges func(ctx context.Context, repo *knitv1alpha1.GitRepository) (Forge, error)
+	// Metrics reads a Revision's queue-proxy counters, which a push's
+	// rollout is judged on. Default: stepper.MetricsFromEndpoints over the
+	// manager's client.
+	Metrics stepper.Metrics
 }
 
 // Reconciler syncs GitRepositories.
@@ -91,6 +100,9 @@ type Reconciler struct {
 	githubApps *githubapp.Tokens
 	// forges makes the client deploys are reported with; nil for none.
 	forges func(ctx context.Context, repo *knitv1alpha1.GitRepository) (Forge, error)
+	// metrics and windows judge the steps of pushes' rollouts.
+	metrics stepper.Metrics
+	windows *stepper.Windows[rolloutKey]
 }
 
 // SetupWithManager registers the reconciler. Besides its own resource it
@@ -109,7 +121,14 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	r := &Reconciler{githubApps: opts.GitHubApps, client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: opts.Cache, announcer: opts.Announcer,
 		memory: newMemory(), now: time.Now, builders: builders(opts), events: mgr.GetEventRecorder("knit-gitsync"),
 		gitServer: opts.GitServer, allowedKinds: opts.Identity.AllowedKinds, forges: opts.Forges,
+		metrics: opts.Metrics, windows: stepper.NewWindows[rolloutKey](),
 		identities: newIdentities(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}, opts.Identity.DefaultServiceAccount)}
+	if r.metrics == nil {
+		if err := endpointslices.Index(context.Background(), mgr.GetCache()); err != nil {
+			return err
+		}
+		r.metrics = stepper.MetricsFromEndpoints(mgr.GetClient(), nil)
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&knitv1alpha1.GitRepository{}, builder.WithPredicates(repositoryChanged)).
 		Watches(&knitv1alpha1.PullRequest{}, handler.EnqueueRequestsFromMapFunc(pullRequestRepo), builder.WithPredicates(pullRequestChanged)).

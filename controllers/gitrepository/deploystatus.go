@@ -15,6 +15,7 @@ import (
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/gitsync/forgeapi"
 	"github.com/knitops/knit/gitsync/plan"
+	"github.com/knitops/knit/gitsync/stepper"
 )
 
 // DeployContext is the commit status knit sets on each tracked branch's
@@ -35,6 +36,8 @@ type deployed struct {
 	svc *servingv1.Service
 	// rev is the Revision svc's template names, nil until it exists.
 	rev *servingv1.Revision
+	// rollout is the Service's stepped rollout, nil for none.
+	rollout *knitv1alpha1.RolloutStatus
 }
 
 // deployStatus is the knit/deploy status branch b's head should show, and
@@ -49,8 +52,9 @@ func deployStatus(b *knitv1alpha1.BranchStatus, services []deployed) (forgeapi.S
 }
 
 // desiredDeploy is what the deploy of b's head amounts to: failure when it
-// was refused or a Revision of it failed, success once every Service the
-// branch deployed serves it (with the first Service's URL), else pending.
+// was refused, a Revision of it failed or its rollout was rolled back,
+// success once every Service the branch deployed serves it (with the
+// first Service's URL), else pending (a rollout's steps included).
 // Nothing while the head is not applied yet (its images build).
 func desiredDeploy(b *knitv1alpha1.BranchStatus, services []deployed) (forgeapi.Status, bool) {
 	st := forgeapi.Status{Context: DeployContext}
@@ -104,6 +108,14 @@ func serviceDeploy(commit string, d deployed) (forgeapi.State, string) {
 	}
 	if name == "" || d.rev == nil || d.rev.Name != name {
 		return forgeapi.StatePending, cmp.Or(name, d.name)
+	}
+	if ro := d.rollout; ro != nil && ro.Revision == name {
+		switch ro.Phase {
+		case knitv1alpha1.CanaryRolledBack:
+			return forgeapi.StateFailure, fmt.Sprintf("%s rolled back, %s serves: %s", name, ro.Stable, ro.Message)
+		case knitv1alpha1.CanaryProgressing:
+			return forgeapi.StatePending, fmt.Sprintf("%s (%s)", name, stepper.Progress(&ro.CanaryStatus))
+		}
 	}
 	ready := d.rev.Status.GetCondition(duckv1.ConditionReady)
 	switch {
@@ -197,7 +209,7 @@ func (r *Reconciler) deployedServices(ctx context.Context, repo *knitv1alpha1.Gi
 		if ref.Branch != branch || !isService(ref) {
 			continue
 		}
-		d := deployed{name: ref.Name, svc: r.liveService(ctx, ref.Namespace, ref.Name)}
+		d := deployed{name: ref.Name, svc: r.liveService(ctx, ref.Namespace, ref.Name), rollout: findRollout(repo.Status.Rollouts, branch, ref.Name)}
 		if d.svc != nil {
 			name := cmp.Or(d.svc.Spec.Template.Name, d.svc.Status.LatestCreatedRevisionName)
 			rev := &servingv1.Revision{}

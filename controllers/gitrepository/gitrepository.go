@@ -62,7 +62,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	repo.Status.InitializeConditions()
 	repo.Status.ObservedGeneration = repo.Generation
 
-	prs, done, err := r.sync(ctx, repo, &st)
+	prs, done, stepAfter, err := r.sync(ctx, repo, &st)
 	var forgeErr error
 	if err == nil {
 		// After the roll-up, before the status write that records it.
@@ -94,27 +94,34 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Retried with backoff; what was applied counts regardless.
 		return ctrl.Result{}, forgeErr
 	}
-	return ctrl.Result{RequeueAfter: st.nextPoll(repo, r.now())}, nil
+	after := st.nextPoll(repo, r.now())
+	if stepAfter > 0 && stepAfter < after {
+		after = stepAfter
+	}
+	return ctrl.Result{RequeueAfter: after}, nil
 }
 
 // sync runs the phases that may change the repository's status: fetch,
-// render and apply, and the Revisions roll-up. It returns the pull
-// requests it read and what it applied (nil when nothing changed), and an
-// error only for what a retry may cure.
-func (r *Reconciler) sync(ctx context.Context, repo *knitv1alpha1.GitRepository, st *remembered) ([]knitv1alpha1.PullRequest, *applied, error) {
+// the rollouts' steps, render and apply, and the roll-ups. It returns the
+// pull requests it read, what it applied (nil when nothing changed) and
+// when a rollout needs its next look (0 for none), and an error only for
+// what a retry may cure.
+func (r *Reconciler) sync(ctx context.Context, repo *knitv1alpha1.GitRepository, st *remembered) ([]knitv1alpha1.PullRequest, *applied, time.Duration, error) {
 	prs, err := r.pullRequests(ctx, repo)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	if err := r.fetchIfDue(ctx, repo, prs, st); err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
+	stepAfter := r.stepRollouts(ctx, repo)
 	done, err := r.applyIfChanged(ctx, repo, prs, st)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	st.markTooLarge(repo)
-	return prs, done, r.markRevisions(ctx, repo)
+	markRollouts(repo)
+	return prs, done, stepAfter, r.markRevisions(ctx, repo)
 }
 
 func (r *Reconciler) pullRequests(ctx context.Context, repo *knitv1alpha1.GitRepository) ([]knitv1alpha1.PullRequest, error) {

@@ -46,15 +46,16 @@ var labelled = predicate.NewPredicateFuncs(func(obj client.Object) bool {
 
 // serviceChanged passes the Service status the roll-up reports: its
 // latest Revisions (RevisionsReady), its traffic (pull requests' URLs),
-// and its Ready condition and URL (the knit/deploy status). Its spec is
-// what the last apply wrote.
+// its Ready condition, URL and observed generation (the knit/deploy
+// status: a Service serves a commit once its status is of the spec that
+// commit applied). Its spec is what the last apply wrote.
 var serviceChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 	old, ok1 := e.ObjectOld.(*servingv1.Service)
 	now, ok2 := e.ObjectNew.(*servingv1.Service)
 	if !ok1 || !ok2 {
 		return true
 	}
-	return old.Status.ConfigurationStatusFields != now.Status.ConfigurationStatusFields ||
+	return old.Status.ConfigurationStatusFields != now.Status.ConfigurationStatusFields || old.Status.ObservedGeneration != now.Status.ObservedGeneration ||
 		!equality.Semantic.DeepEqual(old.Status.Traffic, now.Status.Traffic) || old.Status.URL != now.Status.URL ||
 		!sameCondition(old.Status.GetCondition(duckv1.ConditionReady), now.Status.GetCondition(duckv1.ConditionReady))
 }}

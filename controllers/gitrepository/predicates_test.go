@@ -54,6 +54,7 @@ func TestPredicates(t *testing.T) {
 		}, true},
 		{"service url", serviceChanged, svc, func(o client.Object) { o.(*servingv1.Service).Status.URL = "http://hello.default.localhost" }, true},
 		{"service spec", serviceChanged, svc, func(o client.Object) { o.SetGeneration(3) }, false},
+		{"service status catching up with its spec", serviceChanged, svc, func(o client.Object) { o.(*servingv1.Service).Status.ObservedGeneration = 3 }, true},
 		{"service latest revision", serviceChanged, svc, func(o client.Object) { o.(*servingv1.Service).Status.LatestCreatedRevisionName = "hello-abc" }, true},
 		{"service traffic", serviceChanged, svc, func(o client.Object) {
 			o.(*servingv1.Service).Status.Traffic = []servingv1.TrafficTarget{{Tag: "pr-1", URL: "http://pr-1"}}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/knitops/knit/api"
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	"github.com/knitops/knit/gitsync/canary"
 	"github.com/knitops/knit/gitsync/plan"
 	gitsource "github.com/knitops/knit/gitsync/source"
 	"github.com/knitops/knit/internal/poll"
@@ -38,6 +39,7 @@ var (
 	k8s       client.Client
 	announced = &recorder{}
 	forges    = &fakeForges{}
+	served    = &fakeMetrics{counts: map[string]int{}, served: map[string]func(int) canary.Snapshot{}}
 	triggers  = make(chan event.GenericEvent, 16)
 )
 
@@ -70,7 +72,7 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(cacheDir)
 	cache := &gitsource.Cache{Dir: cacheDir, Egress: localDirs, MaxFetchBytes: maxFetchBytes, LimitHint: limitHint}
 	identity := Identity{DefaultServiceAccount: defaultServiceAccount, AllowedKinds: append(slices.Clone(plan.DefaultAllowedKinds), "ServiceAccount")}
-	if err := SetupWithManager(mgr, Options{Cache: cache, Announcer: announced, Triggers: triggers, Identity: identity, Forges: forges.client}); err != nil {
+	if err := SetupWithManager(mgr, Options{Cache: cache, Announcer: announced, Triggers: triggers, Identity: identity, Forges: forges.client, Metrics: served.read}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -92,10 +94,18 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// recorder keeps the sync failures the reconciler announced.
+// recorder keeps the sync failures and rollbacks the reconciler
+// announced.
 type recorder struct {
-	mu     sync.Mutex
-	failed []string // "<repo> <sha>: <err>"
+	mu        sync.Mutex
+	failed    []string // "<repo> <sha>: <err>"
+	rollbacks []knitv1alpha1.RolloutStatus
+}
+
+func (r *recorder) RolloutFailed(_ context.Context, repo *knitv1alpha1.GitRepository, ro knitv1alpha1.RolloutStatus) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rollbacks = append(r.rollbacks, ro)
 }
 
 func (r *recorder) SyncFailed(_ context.Context, repo *knitv1alpha1.GitRepository, c plan.Commit, err error) {

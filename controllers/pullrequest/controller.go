@@ -45,7 +45,7 @@ type Options struct {
 	// Default: ForgeFromSecret over the manager's API reader.
 	Forges func(ctx context.Context, repo *knitv1alpha1.GitRepository) (Forge, error)
 	// Metrics reads a revision's queue-proxy metrics, per replica URL.
-	// Default: MetricsFromEndpoints over the manager's client.
+	// Default: stepper.MetricsFromEndpoints over the manager's client.
 	Metrics func(ctx context.Context, namespace, revision string) (map[string]canary.Snapshot, error)
 	// Egress is the policy forge API calls obey (statuses, comments,
 	// merges): config-network's, so a repository URL on loopback, a
@@ -87,7 +87,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		if err := endpointslices.Index(context.Background(), mgr.GetCache()); err != nil {
 			return err
 		}
-		r.metrics = MetricsFromEndpoints(mgr.GetClient(), nil)
+		r.metrics = stepper.MetricsFromEndpoints(mgr.GetClient(), nil)
 	}
 	if r.now == nil {
 		r.now = time.Now

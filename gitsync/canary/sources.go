@@ -1,6 +1,7 @@
 package canary
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -129,4 +130,22 @@ func cutPrefixFold(s, prefix string) (rest string, ok bool) {
 		return "", false
 	}
 	return strings.TrimPrefix(strings.TrimLeft(s, " \t"), ":"), true
+}
+
+// ParseRollout parses a push's rollout plan, e.g. "10,50 every 1m", as
+// the knit.dev/rollout annotation or a GitRepository's spec.rollout
+// (where, for the error) writes it: the canary's grammar without
+// automerge, which means nothing for a commit already on its branch.
+func ParseRollout(where, v string) (Plan, error) {
+	if strings.TrimSpace(v) == "" {
+		return Plan{}, fmt.Errorf("%s is empty: expected steps and an interval, e.g. \"10,50 every 1m\"", where)
+	}
+	p, err := parseSpec(v)
+	if err == nil && p.AutoMerge {
+		err = errors.New("automerge is for pull requests; a push is already merged")
+	}
+	if err != nil {
+		return Plan{}, fmt.Errorf("%s %q: %w", where, v, err)
+	}
+	return p, nil
 }

@@ -26,10 +26,14 @@ const (
 	// TypeCanaryFailed: a pull request's stepped canary failed its
 	// analysis and its traffic went back to 0 %.
 	TypeCanaryFailed = "dev.knit.canary.failed"
+	// TypeRolloutFailed: a push's stepped rollout failed a step (or its
+	// Revision failed) and the Revision that served before has all the
+	// traffic again.
+	TypeRolloutFailed = "dev.knit.rollout.failed"
 )
 
 // Types lists every event type knit emits, for validating sink filters.
-var Types = []string{TypeRevisionReady, TypeRevisionFailed, TypeRouteUpdated, TypeSyncFailed, TypeCanaryFailed}
+var Types = []string{TypeRevisionReady, TypeRevisionFailed, TypeRouteUpdated, TypeSyncFailed, TypeCanaryFailed, TypeRolloutFailed}
 
 // Extension attributes set when Data carries the value, so brokers and
 // triggers can filter on them without reading the data.

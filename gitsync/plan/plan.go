@@ -48,6 +48,11 @@ type Input struct {
 	// Kinds is what the repository may deploy; the zero Kinds allows
 	// DefaultAllowedKinds.
 	Kinds Kinds
+	// Rollout returns the traffic of a Service a stepped rollout holds
+	// (package rollout), given the Service as planned, its template named
+	// for this commit, before the pull requests' canaries take their
+	// share; nil keeps Git's traffic. An error refuses the commit.
+	Rollout func(svc *servingv1.Service) ([]servingv1.TrafficTarget, error)
 	// Source fingerprints the commit's app sources (SourceFingerprint):
 	// a Service built from the repository (ko://./…) gets a new Revision
 	// when they change, even if its YAML did not.
@@ -153,6 +158,11 @@ func service(in Input, obj *unstructured.Unstructured) (*unstructured.Unstructur
 		// Admission would refuse it too, after the canaries were added.
 		if p := t.Percent; p != nil && (*p < 0 || *p > 100) {
 			return nil, fmt.Errorf("Service %s: traffic percent %d is not between 0 and 100", gitName, *p)
+		}
+	}
+	if in.Rollout != nil {
+		if svc.Spec.Traffic, err = in.Rollout(svc); err != nil {
+			return nil, fmt.Errorf("Service %s: %w", gitName, err)
 		}
 	}
 	svc.Spec.Traffic = WithCanaries(svc.Spec.Traffic, in.Canaries[gitName])

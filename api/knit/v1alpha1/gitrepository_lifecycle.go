@@ -73,3 +73,27 @@ func (gs *GitRepositoryStatus) MarkRevisionsFailed(message string) {
 func (gs *GitRepositoryStatus) MarkRevisionsDeploying(message string) {
 	GitRepositoryConditions.Manage(&gs.Status).MarkUnknown(GitRepositoryConditionRevisionsReady, ReasonDeploying, message)
 }
+
+// Reasons of the Rollouts condition.
+const (
+	// ReasonRolloutInProgress: a Service's new Revision runs a step.
+	ReasonRolloutInProgress = "RolloutInProgress"
+	// ReasonRolloutFailed: a step failed its analysis; the Revision that
+	// served before has all the traffic again.
+	ReasonRolloutFailed = "RolloutFailed"
+)
+
+// MarkRolloutsSettled: no rollout runs and none was rolled back.
+func (gs *GitRepositoryStatus) MarkRolloutsSettled() {
+	GitRepositoryConditions.Manage(&gs.Status).MarkTrue(GitRepositoryConditionRollouts)
+}
+
+// MarkRolloutsProgressing: a rollout runs; message says where.
+func (gs *GitRepositoryStatus) MarkRolloutsProgressing(message string) {
+	GitRepositoryConditions.Manage(&gs.Status).MarkUnknown(GitRepositoryConditionRollouts, ReasonRolloutInProgress, message)
+}
+
+// MarkRolloutsFailed: a rollout was rolled back; message gives the numbers.
+func (gs *GitRepositoryStatus) MarkRolloutsFailed(message string) {
+	GitRepositoryConditions.Manage(&gs.Status).MarkFalse(GitRepositoryConditionRollouts, ReasonRolloutFailed, message)
+}

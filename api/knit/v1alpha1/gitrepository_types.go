@@ -158,6 +158,15 @@ type GitRepositorySpec struct {
 	// keeps serving.
 	// +optional
 	Verify *Verification `json:"verify,omitempty"`
+	// Rollout, when set, rolls out every new Revision a push brings to a
+	// tracked branch in steps, with the analysis of pull-request canaries
+	// ("10,50 every 1m", the grammar of knit.dev/canary): the Service's
+	// own knit.dev/rollout annotation overrides it ("off" opts out). A
+	// failing step sends all traffic back to the Revision that served
+	// before and keeps the new one off until the next push.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Rollout string `json:"rollout,omitempty"`
 }
 
 // GitRepositoryStatus reports what was last synced from each branch.
@@ -176,6 +185,29 @@ type GitRepositoryStatus struct {
 	// why it failed. A build whose key is listed is never run again.
 	// +optional
 	Builds []BuildStatus `json:"builds,omitempty"`
+	// Rollouts are the stepped rollouts of the Services a push changed
+	// (spec.rollout, knit.dev/rollout): the one running, promoted or
+	// rolled back per Service, until a push replaces it.
+	// +optional
+	Rollouts []RolloutStatus `json:"rollouts,omitempty"`
+}
+
+// RolloutStatus is a stepped rollout of one Service's new Revision: the
+// Revision that served before keeps the rest of the traffic and is what
+// the new one is compared with.
+type RolloutStatus struct {
+	// Branch the push was to.
+	Branch string `json:"branch"`
+	// Service is the Service's name as applied.
+	Service string `json:"service"`
+	// Revision is the new Revision being rolled out.
+	Revision string `json:"revision"`
+	// Stable is the Revision that served before the push: it keeps the
+	// traffic the new one does not get, and all of it after a rollback.
+	Stable string `json:"stable"`
+	// CanaryStatus is the rollout's progress, as a pull request's canary
+	// reports it; Commit is the push's head.
+	CanaryStatus `json:",inline"`
 }
 
 // BuildPhase is where one build is.
@@ -278,6 +310,10 @@ const (
 	// GitRepositoryConditionRevisionsReady: every Service applied from the
 	// repository serves its latest commit's Revision.
 	GitRepositoryConditionRevisionsReady duckv1.ConditionType = "RevisionsReady"
+	// GitRepositoryConditionRollouts is informational, never moving Ready:
+	// Unknown while a stepped rollout of a push runs, False once one was
+	// rolled back (until the next push), True otherwise.
+	GitRepositoryConditionRollouts duckv1.ConditionType = "Rollouts"
 )
 
 // GitRepositoryConditions is the GitRepository's checklist.

@@ -1,4 +1,4 @@
-package pullrequest
+package stepper
 
 import (
 	"context"
@@ -17,10 +17,10 @@ import (
 
 // MetricsFromEndpoints reads a revision's metrics from its replicas'
 // queue-proxies, found through the revision's private EndpointSlices as
-// the autoscaler finds them: the numbers the canary is judged on are the
-// ones the queue-proxy exports, no other pipeline. c reads a cache with
-// endpointslices' index.
-func MetricsFromEndpoints(c client.Reader, hc *http.Client) func(ctx context.Context, namespace, revision string) (map[string]canary.Snapshot, error) {
+// the autoscaler finds them: the numbers a canary or a rollout is judged
+// on are the ones the queue-proxy exports, no other pipeline. c reads a
+// cache with endpointslices' index.
+func MetricsFromEndpoints(c client.Reader, hc *http.Client) Metrics {
 	return func(ctx context.Context, namespace, revision string) (map[string]canary.Snapshot, error) {
 		// Only read, into URLs: no copy of the cache's slices.
 		slices, err := endpointslices.List(ctx, c, types.NamespacedName{Namespace: namespace, Name: names.PrivateService(revision)}, client.UnsafeDisableDeepCopy)
