@@ -27,8 +27,10 @@ import (
 // knit/preview status and one comment, edited in place; knit/deploy on
 // each head of main once it serves), a good canary is
 // promoted step by step under load, a bad one (5xx on some paths) is
-// rolled back with the numbers on the PR and a CloudEvent, and merging
-// promotes the good change on main.
+// rolled back with the numbers on the PR and a CloudEvent, merging
+// promotes the good change on main, and a bad push to main with a
+// stepped rollout is rolled back to the Revision before, with knit/deploy
+// failure on its commit and a CloudEvent.
 func TestForgeJourney(t *testing.T) {
 	forge := gitea.Start(t, gitea.Options{})
 	t.Logf("Gitea %s ready in %s", forge.Version, forge.Ready.Round(time.Millisecond))
@@ -45,6 +47,7 @@ func TestForgeJourney(t *testing.T) {
 		{"a good canary is promoted step by step under load", j.goodCanary},
 		{"a bad canary is rolled back, says why on the PR and as a CloudEvent", j.badCanary},
 		{"merging promotes the change on main; closing removes the bad preview", j.merge},
+		{"a push to main whose Revision fails a rollout step is rolled back", j.badPush},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, func(t *testing.T) { j.t, j.app.t, j.forge = t, t, forge.With(t); s.run(t) }) {
@@ -86,7 +89,7 @@ func (j *forgeJourney) setup(t *testing.T) {
 			"username": []byte(j.forge.User), "password": []byte(j.forge.Token), "webhookSecret": []byte(forgeSecret),
 		}},
 		&knitv1alpha1.EventSink{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "canaries"},
-			Spec: knitv1alpha1.EventSinkSpec{URI: j.sink.URL(), Types: []string{"dev.knit.canary.failed"}}},
+			Spec: knitv1alpha1.EventSinkSpec{URI: j.sink.URL(), Types: []string{"dev.knit.canary.failed", "dev.knit.rollout.failed"}}},
 		&knitv1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: forgeRepo}, Spec: knitv1alpha1.GitRepositorySpec{
 			URL: j.forge.URL + "/" + j.forge.User + "/" + forgeRepo + ".git", Provider: knitv1alpha1.GitProviderGitea,
 			SecretRef: &corev1.LocalObjectReference{Name: "gitea"}, Interval: metav1.Duration{Duration: time.Hour},
@@ -355,6 +358,108 @@ func (j *forgeJourney) merge(t *testing.T) {
 		ready := pr.Status.GetCondition(duckv1.ConditionReady)
 		return pr.Spec.State == knitv1alpha1.PullRequestClosed && ready.IsTrue() && pr.Status.URL == "", fmt.Sprintf("%s %+v", pr.Spec.State, ready)
 	})
+}
+
+// badPush pushes to main a commit that asks for a stepped rollout and
+// breaks /orders: its first step sends it a fifth of the traffic, the
+// analysis fails it, all traffic goes back to the Revision before, and
+// the commit, the repository and the user's sinks say so with the
+// numbers. The timeline shows each moment.
+func (j *forgeJourney) badPush(t *testing.T) {
+	ctx := context.Background()
+	stable := j.latestReady(ctx)
+	j.app.git("pull", "--quiet", "--ff-only", j.forge.CloneURL(forgeRepo), "main")
+	j.app.replace("service.yaml", "  name: hello\n", "  name: hello\n  annotations:\n    knit.dev/rollout: \"20 every 8s\"\n")
+	j.app.replace("cmd/hello/main.go", `		fmt.Fprintf(w, "Hello %s!\n", target)`,
+		`		if r.URL.Path == "/orders" {
+			http.Error(w, "orders are down", http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprintf(w, "Hello %s!\n", target)`)
+	head := j.app.commitAll("Roll out broken orders")
+	pushed := time.Now()
+	j.app.git("push", "--quiet", j.forge.CloneURL(forgeRepo), "main")
+	j.log(pushed, "push %.7s to main with knit.dev/rollout \"20 every 8s\"; %s serves", head, stable)
+	loads := []*httpload.Load{
+		httpload.Start(http.DefaultClient, "http://"+j.d.httpAddr+"/", helloHost, 1, 3*time.Minute),
+		httpload.Start(http.DefaultClient, "http://"+j.d.httpAddr+"/orders", helloHost, 1, 3*time.Minute),
+	}
+	defer func() {
+		for _, l := range loads {
+			l.Stop()
+		}
+	}()
+	candidate := "hello-" + head[:7]
+	ro := j.waitRollout(candidate, pushed)
+	for _, l := range loads {
+		l.Stop()
+	}
+	if ro.Stable != stable || ro.Verdict != "Fail" || !strings.Contains(ro.Message, "5xx") {
+		t.Errorf("rollout %+v, want %s rolled back to %s with the 5xx numbers", ro, candidate, stable)
+	}
+	st := j.waitStatus(head, "knit/deploy", "failure", time.Minute)
+	if !strings.Contains(st.Description, candidate+" rolled back") {
+		t.Errorf("knit/deploy failure %q, want the rollback of %s", st.Description, candidate)
+	}
+	j.log(pushed, "knit/deploy failure on %.7s: %q", head, st.Description)
+	ev := waitForEvent(t, j.sink, "dev.knit.rollout.failed", ofType("dev.knit.rollout.failed", "default/hello"))
+	if ev.Data.Failure == nil || !strings.Contains(ev.Data.Failure.Message, "5xx") || ev.Data.Commit != head || ev.Data.Revision != candidate {
+		t.Errorf("rollout.failed event %+v, want the commit, the Revision and the 5xx numbers", ev.Data)
+	}
+	rolledBack := ro.LastAnalysis.Time
+	waitFor(t, "50 requests in a row to /orders answered by the Revision before", time.Minute, func(context.Context) (bool, string) {
+		for i := range 50 {
+			if code, body, err := getPath(j.d.httpAddr, helloHost, "/orders"); err != nil || code != http.StatusOK {
+				return false, fmt.Sprintf("request %d: %d %q %v", i, code, body, err)
+			}
+		}
+		return true, ""
+	})
+	j.log(pushed, "the route no longer sends %s traffic (at most %s after the rollback was decided)", candidate, time.Since(rolledBack).Round(time.Millisecond))
+	repo := &knitv1alpha1.GitRepository{}
+	if err := j.c.Get(ctx, client.ObjectKey{Namespace: "default", Name: forgeRepo}, repo); err != nil {
+		t.Fatal(err)
+	}
+	if c := repo.Status.GetCondition(knitv1alpha1.GitRepositoryConditionRollouts); !c.IsFalse() || c.Reason != knitv1alpha1.ReasonRolloutFailed {
+		t.Errorf("Rollouts condition %+v, want False RolloutFailed", c)
+	}
+}
+
+// latestReady is Service hello's latest ready Revision.
+func (j *forgeJourney) latestReady(ctx context.Context) string {
+	j.t.Helper()
+	svc := &servingv1.Service{}
+	if err := j.c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "hello"}, svc); err != nil {
+		j.t.Fatal(err)
+	}
+	return svc.Status.LatestReadyRevisionName
+}
+
+// waitRollout waits for the rollout of candidate to be rolled back,
+// logging each phase and step it passes through.
+func (j *forgeJourney) waitRollout(candidate string, since time.Time) knitv1alpha1.RolloutStatus {
+	j.t.Helper()
+	var ro knitv1alpha1.RolloutStatus
+	seen := ""
+	waitFor(j.t, "the rollout of "+candidate+" rolled back", 3*time.Minute, func(ctx context.Context) (bool, string) {
+		repo := &knitv1alpha1.GitRepository{}
+		if err := j.c.Get(ctx, client.ObjectKey{Namespace: "default", Name: forgeRepo}, repo); err != nil {
+			return false, err.Error()
+		}
+		for _, r := range repo.Status.Rollouts {
+			if r.Revision != candidate {
+				continue
+			}
+			ro = r
+			if now := fmt.Sprintf("%s step %d (%d%%)", r.Phase, r.Step, r.Percent); now != seen {
+				seen = now
+				j.log(since, "rollout of %s: %s %s", candidate, now, r.Message)
+			}
+			return r.Phase == knitv1alpha1.CanaryRolledBack, fmt.Sprintf("%+v", r)
+		}
+		return false, fmt.Sprintf("no rollout of %s in %+v", candidate, repo.Status.Rollouts)
+	})
+	return ro
 }
 
 // log adds a line to the journey's timeline, timed from since.
