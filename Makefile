@@ -120,12 +120,7 @@ test-reliability: tools ## knit dev's restart, replacement, orphan, isolation an
 FUZZTIME ?= 10s
 
 fuzz: ## each fuzz target for FUZZTIME (10s; make test runs 1000 inputs each)
-	@for dir in $$(go list -f '{{.Dir}}' ./...); do \
-		for fn in $$(sed -n -E 's/^func (Fuzz[A-Za-z0-9_]+)\(f \*testing\.F\).*/\1/p' $$dir/*_test.go 2>/dev/null); do \
-			pkg=./$${dir#$(CURDIR)/}; echo "fuzz $$pkg $$fn for $(FUZZTIME)"; \
-			go test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
-		done; \
-	done
+	@hack/fuzz.sh $(FUZZTIME)
 
 test-unit: ## pure-logic tests only, no control plane (nothing from ./bin, even with KUBEBUILDER_ASSETS set)
 	KUBEBUILDER_ASSETS= go test -tags unit ./...
