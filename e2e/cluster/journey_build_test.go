@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	"github.com/knitops/knit/gitsync/source/sshgittest"
 	"github.com/knitops/knit/internal/kofixture"
 )
 
@@ -176,4 +178,53 @@ func (j *journey) buildOnPush(t *testing.T) {
 		t.Errorf("after a failed build the Service answers %d %q %v, want v2", code, body, err)
 	}
 	t.Logf("builds: v1 %.7s, v2 %.7s, same tree %.7s, broken %.7s", sha1, sha2, sha3, sha4)
+	j.buildOverSSH(t)
+}
+
+// buildOverSSH deploys code from an ssh:// repository with a deploy key:
+// the controller fetches it checking known_hosts, and the build Job
+// fetches the commit the same way, with knit-builder as git's SSH client
+// and the copy of the key beside the Job.
+func (j *journey) buildOverSSH(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	app := filepath.Join(root, "app")
+	if err := kofixture.WriteApp(app, "ssh", "ssh", false); err != nil { // Service ssh, beside the journey's built
+		t.Fatal(err)
+	}
+	git := j.gitIn(app)
+	git("init", "-q", "-b", "main")
+	git("add", ".")
+	git("commit", "-qm", "over ssh")
+	identity, public := sshgittest.NewKey(t)
+	srv := sshgittest.NewOn(t, net.JoinHostPort(hostIP, "0"), root, public)
+	const repo = "journey-ssh"
+	t.Cleanup(func() {
+		_ = j.c.DeleteAllOf(context.Background(), &batchv1.Job{}, client.InNamespace(systemNamespace),
+			client.MatchingLabels{"knit.dev/repository": repo}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	})
+	for _, o := range []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: repo}, Data: map[string][]byte{
+			"identity": identity, "known_hosts": []byte(srv.KnownHosts())}},
+		&knitv1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: repo}, Spec: knitv1alpha1.GitRepositorySpec{
+			URL: "ssh://git@" + srv.Addr + "/app", SecretRef: &corev1.LocalObjectReference{Name: repo}, Interval: metav1.Duration{Duration: time.Hour}}},
+	} {
+		if err := j.c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	began := time.Now()
+	j.waitBody(j.ingress, j.host("ssh"), kofixture.Answer("ssh"), 4*time.Minute)
+	svc, err := j.service(ctx, ns, "ssh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if image := svc.Spec.Template.Spec.Containers[0].Image; !strings.HasPrefix(image, registry+"/"+ns+"/"+repo+"/hello@sha256:") {
+		t.Errorf("the Service runs %q, want the build Job's image by digest", image)
+	}
+	t.Logf("ssh:// repository with a deploy key: push → serving %s (the controller's and the build Job's fetches over SSH: %d authentications)",
+		time.Since(began).Round(10*time.Millisecond), srv.Attempts.Load())
+	if err := j.c.Delete(ctx, &knitv1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: repo}}); err != nil {
+		t.Error(err)
+	}
 }

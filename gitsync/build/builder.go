@@ -151,14 +151,11 @@ func (b *Builder) running(r Request, key string, prev *knitv1alpha1.BuildStatus)
 
 // start creates the build Job, and beside it a copy of the repository's
 // credentials that the Job owns (pods cannot read another namespace's
-// Secrets).
+// Secrets): only the keys its fetch step reads.
 func (b *Builder) start(ctx context.Context, r Request, key, credentials string, prev *knitv1alpha1.BuildStatus) (knitv1alpha1.BuildStatus, error) {
-	if gitsource.IsSSH(r.URL) {
-		// The Job's fetch step speaks HTTP(S) with a token; it has no
-		// SSH client, and the deploy key would have to leave the
-		// controller.
-		return knitv1alpha1.BuildStatus{}, fmt.Errorf("%w: a build Job fetches over http(s) only, and %s is an ssh URL: "+
-			"give the GitRepository an https URL and a token (or GitHub App) Secret for ko:// builds on a cluster", ErrFailed, gitsource.RedactURL(r.URL))
+	if gitsource.IsSSH(r.URL) && credentials == "" {
+		return knitv1alpha1.BuildStatus{}, fmt.Errorf("%w: %s is an ssh URL, and the GitRepository has no Secret with a deploy key (%s) and %s for its build Job",
+			ErrFailed, gitsource.RedactURL(r.URL), gitsource.SecretIdentity, gitsource.SecretKnownHosts)
 	}
 	var data map[string][]byte
 	if credentials != "" {
@@ -173,10 +170,12 @@ func (b *Builder) start(ctx context.Context, r Request, key, credentials string,
 				return knitv1alpha1.BuildStatus{}, fmt.Errorf("credentials Secret %s/%s: %w", r.Namespace, credentials, err)
 			}
 		}
-		if hasGitCredentials(data) { // not just a webhook secret
+		var err error
+		if data, err = fetchCredentials(r.URL, data); err != nil {
+			return knitv1alpha1.BuildStatus{}, fmt.Errorf("%w: credentials Secret %s/%s: %w", ErrFailed, r.Namespace, credentials, err)
+		}
+		if data != nil { // not just a webhook secret
 			r.Credentials = JobName(key) + "-source"
-		} else {
-			data = nil
 		}
 	}
 	if err := b.ensureCache(ctx); err != nil {
@@ -229,11 +228,26 @@ func (b *Builder) ensureCache(ctx context.Context) error {
 	return nil
 }
 
-// hasGitCredentials reports whether a repository's Secret holds
-// credentials a build can fetch with: without them a repository on knit's
-// Git server is fetched with the server's token (Config.GitServerSecret).
-func hasGitCredentials(data map[string][]byte) bool {
-	return len(data["username"]) > 0 || len(data["password"]) > 0 || len(data["bearerToken"]) > 0
+// fetchCredentials are the keys of a repository's Secret its build's
+// fetch step reads, nil when it holds none (a webhook secret alone: then
+// a repository on knit's Git server is fetched with the server's token,
+// Config.GitServerSecret). An SSH repository's are its deploy key, its
+// passphrase and known_hosts, which are required: the fetch accepts no
+// host key that is not listed.
+func fetchCredentials(url string, data map[string][]byte) (map[string][]byte, error) {
+	if gitsource.IsSSH(url) && (len(data[gitsource.SecretIdentity]) == 0 || len(data[gitsource.SecretKnownHosts]) == 0) {
+		return nil, fmt.Errorf("an ssh repository's build needs the Secret's %s and %s", gitsource.SecretIdentity, gitsource.SecretKnownHosts)
+	}
+	var out map[string][]byte
+	for _, cr := range credentialsFor(url) {
+		if len(data[cr.key]) > 0 {
+			if out == nil {
+				out = map[string][]byte{}
+			}
+			out[cr.key] = data[cr.key]
+		}
+	}
+	return out, nil
 }
 
 func (b *Builder) copyCredentials(ctx context.Context, job *batchv1.Job, name string, data map[string][]byte) error {
@@ -250,7 +264,7 @@ func (b *Builder) copyCredentials(ctx context.Context, job *batchv1.Job, name st
 		Data: data,
 	}
 	if err := b.client.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("copy the repository's credentials for build Job %s: %w", job.Name, err)
+		return fmt.Errorf("copy the repository's fetch credentials for build Job %s: %w", job.Name, err)
 	}
 	return nil
 }

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -283,14 +285,52 @@ func TestBuilderCopiesATokenForGitHubApps(t *testing.T) {
 	}
 }
 
-// A repository fetched over SSH cannot be built by a Job, whose fetch
-// speaks HTTP(S): the build fails at once, saying what to do.
-func TestBuilderRefusesSSHRepositories(t *testing.T) {
+// A repository fetched over SSH gives its build Job the deploy key and
+// known_hosts, in a copy holding nothing else, read by the fetch step
+// alone; one without them fails at once, saying what is missing.
+func TestBuilderGivesSSHRepositoriesTheirDeployKey(t *testing.T) {
 	b, repoNS := newBuilder(t)
+	ctx := context.Background()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "deploy-key", Namespace: repoNS}, Data: map[string][]byte{
+		"identity": []byte("-----BEGIN OPENSSH PRIVATE KEY-----\n"), "known_hosts": []byte("github.com ssh-ed25519 AAAA\n"),
+		"webhookSecret": []byte("hmac"), "apiToken": []byte("forge-token"),
+	}}
+	if err := k8s.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
 	req := request(repoNS)
 	req.URL = "git@github.com:org/shop.git"
-	_, err := b.Resolve(context.Background(), nil, req, "")
-	if !errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), "a build Job fetches over http(s) only") {
-		t.Fatalf("Resolve of an ssh repository = %v, want ErrFailed saying why", err)
+	st, err := b.Resolve(ctx, nil, req, "deploy-key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := getJob(t, b, st)
+	copied := &corev1.Secret{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: b.Namespace(), Name: job.Name + "-source"}, copied); err != nil {
+		t.Fatalf("no credentials beside the Job: %v", err)
+	}
+	if len(copied.Data) != 2 || len(copied.Data["identity"]) == 0 || len(copied.Data["known_hosts"]) == 0 {
+		t.Errorf("copied keys %v, want identity and known_hosts only", slices.Sorted(maps.Keys(copied.Data)))
+	}
+	for _, c := range append(job.Spec.Template.Spec.InitContainers, job.Spec.Template.Spec.Containers...) {
+		var env []string
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name == copied.Name {
+				env = append(env, e.Name+"="+e.ValueFrom.SecretKeyRef.Key)
+			}
+		}
+		want := ""
+		if c.Name == fetchStep {
+			want = "GIT_SSH_IDENTITY=identity GIT_SSH_KNOWN_HOSTS=known_hosts GIT_SSH_PASSWORD=password"
+		}
+		if got := strings.Join(env, " "); got != want {
+			t.Errorf("container %s reads %q from the copy, want %q", c.Name, got, want)
+		}
+	}
+
+	other := request(repoNS)
+	other.URL, other.Image = "ssh://git@github.com/org/shop.git", "ko://./cmd/other"
+	if _, err := b.Resolve(ctx, nil, other, ""); !errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), "deploy key") {
+		t.Errorf("Resolve of an ssh repository without a Secret = %v, want ErrFailed naming the deploy key", err)
 	}
 }

@@ -56,7 +56,8 @@ type Request struct {
 	// Image is the ko:// reference.
 	Image string
 	// Credentials names the Secret in the build namespace holding the
-	// repository's username, password or bearerToken; "" for none.
+	// repository's username, password or bearerToken (an SSH
+	// repository's identity, known_hosts and password); "" for none.
 	Credentials string
 }
 

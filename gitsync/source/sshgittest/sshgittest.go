@@ -33,6 +33,13 @@ type Server struct {
 // closed with the test, that lets authorized in.
 func New(t testing.TB, root string, authorized ssh.PublicKey) *Server {
 	t.Helper()
+	return NewOn(t, "127.0.0.1:0", root, authorized)
+}
+
+// NewOn is New listening on addr: a test cluster's pods reach the host
+// only on the host's end of their network.
+func NewOn(t testing.TB, addr, root string, authorized ssh.PublicKey) *Server {
+	t.Helper()
 	_, hostPriv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +57,7 @@ func New(t testing.TB, root string, authorized ssh.PublicKey) *Server {
 		return &ssh.Permissions{}, nil
 	}}
 	cfg.AddHostKey(host)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

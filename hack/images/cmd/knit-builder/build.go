@@ -98,7 +98,9 @@ func fetch(ctx context.Context, o options, dir string, out io.Writer) error {
 
 // gitEnv passes the repository's credentials to git as an extra HTTP
 // header through its environment (GIT_CONFIG_*), so they appear in no
-// command line, the way knit's controller authenticates its fetches.
+// command line, the way knit's controller authenticates its fetches; an
+// SSH repository's deploy key stays in the environment, which git hands
+// to its SSH client.
 func gitEnv() []string {
 	env := []string{"GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1"}
 	header := ""
@@ -113,8 +115,18 @@ func gitEnv() []string {
 	if header != "" {
 		env = append(env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader", "GIT_CONFIG_VALUE_0="+header)
 	}
+	if os.Getenv(envSSHIdentity) != "" {
+		// git runs this very binary as its SSH client (sshCommand),
+		// which reads the key from the environment git passes on.
+		if self, err := os.Executable(); err == nil {
+			env = append(env, "GIT_SSH_COMMAND='"+strings.ReplaceAll(self, "'", `'\''`)+"' "+sshVerb, "GIT_SSH_VARIANT=ssh")
+		}
+	}
 	return env
 }
+
+// sshVerb is the first argument that makes knit-builder git's SSH client.
+const sshVerb = "ssh"
 
 // compile builds the package for the platform: static, with no path or
 // VCS stamp in the binary.

@@ -8,7 +8,9 @@
 //  1. cache: creates the namespace's directory on the cache claim;
 //  2. fetch: fetches exactly the commit with the git CLI (credentials
 //     from $GIT_USERNAME/$GIT_PASSWORD or $GIT_BEARERTOKEN, passed to git
-//     through its environment, never its arguments);
+//     through its environment, never its arguments; for an SSH URL, the
+//     deploy key and known_hosts from $GIT_SSH_*, with knit-builder itself
+//     as git's SSH client: `knit-builder ssh`);
 //  3. compile: runs `go build -trimpath -buildvcs=false -- <package>`, so
 //     the binary depends on the tree alone, as ko builds it, and the
 //     package is never read as a flag;
@@ -41,6 +43,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == sshVerb { // git's transport, see gitEnv
+		os.Exit(sshCommand(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fl := flag.NewFlagSet("knit-builder", flag.ContinueOnError)
