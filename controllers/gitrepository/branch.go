@@ -62,8 +62,10 @@ type pass struct {
 	lacksRights bool
 }
 
-// previewOutcome is what a pass did for one open pull request.
+// previewOutcome is what a pass did for one open pull request; the
+// repository's status.previews records it (outcomes.go).
 type previewOutcome struct {
+	commit    string   // the head commit previewed, "" when it could not be read
 	revisions []string // preview Revisions, one per Service the head changes
 	ready     bool     // all of them ready, so their tags carry traffic
 	err       string   // why the head could not be previewed
@@ -212,7 +214,7 @@ func (p *pass) keepInventory(branch string) {
 }
 
 func (p *pass) branchStatus(branch string) *knitv1alpha1.BranchStatus {
-	if b := findBranch(p.repo, branch); b != nil {
+	if b := p.repo.Status.Branch(branch); b != nil {
 		return b
 	}
 	p.repo.Status.Branches = append(p.repo.Status.Branches, knitv1alpha1.BranchStatus{Name: branch})

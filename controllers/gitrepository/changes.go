@@ -38,9 +38,6 @@ type applied struct {
 	// services are the Services it applied, by name: one of them deleted
 	// is drift to undo at once.
 	services []string
-	// outcomes are its previews, by pull request number: what the status
-	// roll-up reports until the next apply.
-	outcomes map[int64]*previewOutcome
 }
 
 // applyIfChanged is the render and apply phase: it renders, applies and
@@ -74,18 +71,17 @@ func (r *Reconciler) applyIfChanged(ctx context.Context, repo *knitv1alpha1.GitR
 	}
 	p.keepRollouts()
 	p.markSynced()
+	// Whether it counts as applied or waits for builds, the pass found
+	// what each preview is: deploying ones included.
+	repo.Status.Previews = p.previewStatuses()
 	if len(p.building) > 0 || p.previewsBuilding || p.lacksRights {
 		// Not remembered as applied: the build Job finishing wakes the
 		// repository, and that pass applies what was built; rights
 		// granted to the repository's ServiceAccount are used at the next
 		// poll or push.
-		st.building = p.prStatus
-		if st.building == nil {
-			st.building = map[int64]*previewOutcome{}
-		}
 		return nil, nil
 	}
-	done := &applied{key: key, at: r.now(), outcomes: p.prStatus}
+	done := &applied{key: key, at: r.now()}
 	for _, ref := range p.inventory {
 		if isService(ref) && !p.failed[ref.Branch] { // a failed branch's would fail again
 			done.services = append(done.services, ref.Name)

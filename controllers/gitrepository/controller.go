@@ -103,6 +103,11 @@ type Reconciler struct {
 	// metrics and windows judge the steps of pushes' rollouts.
 	metrics stepper.Metrics
 	windows *stepper.Windows[rolloutKey]
+	// passed, when set, hears of each pass that ran to its end (status
+	// written, deploys reported) with the pull requests it read. Nothing
+	// else shows a pass that changed nothing, and tests must wait for
+	// the pass that follows their writes to count what it cost.
+	passed func(repo *knitv1alpha1.GitRepository, prs []knitv1alpha1.PullRequest)
 }
 
 // SetupWithManager registers the reconciler. Besides its own resource it
@@ -112,22 +117,34 @@ type Reconciler struct {
 // failing, the Service and Revision status the roll-up reports. None of
 // them fetches; only what changes the render applies.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
+	return newReconciler(mgr, &opts).setup(mgr, opts)
+}
+
+// newReconciler is a reconciler that remembers nothing yet, as after a
+// start; it fills opts' defaults.
+func newReconciler(mgr ctrl.Manager, opts *Options) *Reconciler {
 	if opts.Workers <= 0 {
 		opts.Workers = 4
 	}
 	if opts.GitHubApps == nil {
 		opts.GitHubApps = githubapp.New(&http.Client{Transport: egress.Transport(opts.Cache.Egress), Timeout: 30 * time.Second})
 	}
-	r := &Reconciler{githubApps: opts.GitHubApps, client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: opts.Cache, announcer: opts.Announcer,
-		memory: newMemory(), now: time.Now, builders: builders(opts), events: mgr.GetEventRecorder("knit-gitsync"),
+	if opts.Metrics == nil {
+		opts.Metrics = stepper.MetricsFromEndpoints(mgr.GetClient(), nil)
+	}
+	return &Reconciler{githubApps: opts.GitHubApps, client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: opts.Cache, announcer: opts.Announcer,
+		memory: newMemory(), now: time.Now, builders: builders(*opts), events: mgr.GetEventRecorder("knit-gitsync"),
 		gitServer: opts.GitServer, allowedKinds: opts.Identity.AllowedKinds, forges: opts.Forges,
 		metrics: opts.Metrics, windows: stepper.NewWindows[rolloutKey](),
 		identities: newIdentities(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}, opts.Identity.DefaultServiceAccount)}
-	if r.metrics == nil {
-		if err := endpointslices.Index(context.Background(), mgr.GetCache()); err != nil {
-			return err
-		}
-		r.metrics = stepper.MetricsFromEndpoints(mgr.GetClient(), nil)
+}
+
+// setup registers r with mgr's controllers and watches.
+func (r *Reconciler) setup(mgr ctrl.Manager, opts Options) error {
+	// The default Metrics reads the cache's index (registered once per
+	// cache, whoever asks first).
+	if err := endpointslices.Index(context.Background(), mgr.GetCache()); err != nil {
+		return err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&knitv1alpha1.GitRepository{}, builder.WithPredicates(repositoryChanged)).

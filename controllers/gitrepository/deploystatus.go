@@ -160,7 +160,7 @@ func (r *Reconciler) reportDeploys(ctx context.Context, repo *knitv1alpha1.GitRe
 		errs  []error
 	)
 	for _, name := range trackedBranches(repo) {
-		b := findBranch(repo, name)
+		b := repo.Status.Branch(name)
 		if b == nil || b.Commit != st.fetched.Heads[name] {
 			continue // read from a cache behind this process's last apply: its status write will conflict
 		}
@@ -220,14 +220,4 @@ func (r *Reconciler) deployedServices(ctx context.Context, repo *knitv1alpha1.Gi
 		out = append(out, d)
 	}
 	return out
-}
-
-// findBranch is branch's status, nil before its first sync.
-func findBranch(repo *knitv1alpha1.GitRepository, branch string) *knitv1alpha1.BranchStatus {
-	for i := range repo.Status.Branches {
-		if repo.Status.Branches[i].Name == branch {
-			return &repo.Status.Branches[i]
-		}
-	}
-	return nil
 }

@@ -21,17 +21,21 @@
 //	  apply     server-side, dry run first so a rejected object changes nothing
 //	  prune     what a later commit removed (the status inventory) and
 //	            previews of closed pull requests
-//	roll-up   every pass, from the cache only: RevisionsReady → Ready, and
-//	          each pull request's status from the last apply's previews
+//	roll-up   every pass, from the cache only: RevisionsReady → Ready
 //	report    each tracked branch's head gets the knit/deploy commit status
 //	          on its forge (pending, success, failure) when it moved since
 //	          the status recorded what was told (deploystatus.go)
+//
+// The apply phase records what it did for each open pull request in
+// status.previews (outcomes.go), deploying ones included; the PullRequest
+// reconciler turns that into the PullRequest's status, which this one
+// only reads (a pull request's share of traffic), never writes.
 //
 // Watch predicates (predicates.go) drop the events no phase reads, so a
 // Revision's or a pull request's status costs at most a roll-up: never a
 // fetch, and an apply only when a preview's readiness or a canary's share
 // moved. What the last fetch and apply saw is kept in memory; a restart
-// fetches and applies once.
+// fetches and applies once, and forgets nothing a status reports.
 //
 // What a sync may write is bounded twice. A commit may hold only the
 // kinds its GitRepository allows (spec.allowedKinds, by default what a

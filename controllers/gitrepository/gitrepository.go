@@ -79,16 +79,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// An apply counts once its branches and inventory are in the status:
 	// until then the next pass applies again.
 	if err == nil && done != nil {
-		st.applied, st.building = done, nil
+		st.applied = done
 	}
 	r.memory.put(req.NamespacedName, st)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if outcomes, ok := st.outcomes(); ok {
-		if err := r.updatePullRequests(ctx, prs, outcomes); err != nil {
-			return ctrl.Result{}, err
-		}
+	if r.passed != nil {
+		r.passed(repo, prs)
 	}
 	if forgeErr != nil {
 		// Retried with backoff; what was applied counts regardless.
@@ -102,10 +100,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // sync runs the phases that may change the repository's status: fetch,
-// the rollouts' steps, render and apply, and the roll-ups. It returns the
-// pull requests it read, what it applied (nil when nothing changed) and
-// when a rollout needs its next look (0 for none), and an error only for
-// what a retry may cure.
+// the rollouts' steps, render and apply (which records the previews of
+// pull requests), and the roll-ups. It returns the pull requests it read,
+// what it applied (nil when nothing changed) and when a rollout needs its
+// next look (0 for none), and an error only for what a retry may cure.
 func (r *Reconciler) sync(ctx context.Context, repo *knitv1alpha1.GitRepository, st *remembered) ([]knitv1alpha1.PullRequest, *applied, time.Duration, error) {
 	prs, err := r.pullRequests(ctx, repo)
 	if err != nil {
@@ -141,10 +139,7 @@ func (r *Reconciler) pullRequests(ctx context.Context, repo *knitv1alpha1.GitRep
 // trackedBranches are spec.branches, main when none; the first is the
 // main branch.
 func trackedBranches(repo *knitv1alpha1.GitRepository) []string {
-	if len(repo.Spec.Branches) == 0 {
-		return []string{"main"}
-	}
-	return repo.Spec.Branches
+	return repo.Spec.TrackedBranches()
 }
 
 // previewed are the pull requests into tracked branches: the ones a

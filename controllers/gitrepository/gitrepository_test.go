@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -216,12 +217,25 @@ func TestPullRequestCanary(t *testing.T) {
 			t.Errorf("traffic %v routes to the preview before it is ready", svc.Spec.Traffic)
 		}
 	}
+	eventually(t, "the preview recorded deploying", func(ctx context.Context) (bool, string) {
+		_, repo := repoCondition(ctx, ns, "hello", knitv1alpha1.GitRepositoryConditionSynced)
+		return repo != nil && len(repo.Status.Previews) == 1 && repo.Status.Previews[0].Phase == knitv1alpha1.PreviewDeploying,
+			fmt.Sprintf("%+v", repo)
+	})
 
 	// No runtime here: say the preview got ready, as the Revision reconciler would.
 	rev.Status.Conditions = []duckv1.Condition{{Type: duckv1.ConditionReady, Status: corev1.ConditionTrue}}
 	if err := k8s.Status().Update(context.Background(), rev); err != nil {
 		t.Fatal(err)
 	}
+	eventually(t, "the preview recorded ready", func(ctx context.Context) (bool, string) {
+		_, repo := repoCondition(ctx, ns, "hello", knitv1alpha1.GitRepositoryConditionSynced)
+		if repo == nil {
+			return false, "no repository"
+		}
+		want := knitv1alpha1.PreviewStatus{Number: 1, Commit: head, Phase: knitv1alpha1.PreviewReady, RevisionNames: []string{preview}, BaseService: "hello"}
+		return len(repo.Status.Previews) == 1 && equality.Semantic.DeepEqual(repo.Status.Previews[0], want), fmt.Sprintf("%+v", repo.Status.Previews)
+	})
 	eventually(t, "canary of 20% with tag pr-1", func(ctx context.Context) (bool, string) {
 		svc, err := getService(ctx, ns, "hello")
 		if err != nil {
@@ -256,11 +270,18 @@ func TestPullRequestCanary(t *testing.T) {
 		err = k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: preview}, &servingv1.Revision{})
 		return apierrors.IsNotFound(err), fmt.Sprint("preview: ", err)
 	})
-	eventually(t, "PullRequest status says closed", func(ctx context.Context) (bool, string) {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pr), pr); err != nil {
-			return false, err.Error()
-		}
-		c := pr.Status.GetCondition(duckv1.ConditionReady)
-		return c.IsTrue() && c.Reason == "Closed" && pr.Status.Tag == "", fmt.Sprintf("%+v", pr.Status)
+	eventually(t, "the closed pull request's preview is no longer recorded", func(ctx context.Context) (bool, string) {
+		_, repo := repoCondition(ctx, ns, "hello", knitv1alpha1.GitRepositoryConditionSynced)
+		return repo != nil && len(repo.Status.Previews) == 0, fmt.Sprintf("%+v", repo)
 	})
+	// The PullRequest reconciler (not running here) says it is closed:
+	// its status has no other writer.
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(pr), pr); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range pr.ManagedFields {
+		if f.Subresource == "status" {
+			t.Errorf("PullRequest status written by %s (%s): only its own reconciler may", f.Manager, f.Operation)
+		}
+	}
 }

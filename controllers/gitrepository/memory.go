@@ -42,29 +42,14 @@ type remembered struct {
 	tooLarge string
 
 	// applied is what the last successful render and apply left; nil
-	// before the first.
+	// before the first. What it did for pull requests is not here but in
+	// the status (status.previews), which a restart keeps.
 	applied *applied
-	// building are the preview outcomes of the last pass that left
-	// builds running (not remembered as applied): a pull request opened
-	// meanwhile is deploying, not unknown. nil once a pass is applied.
-	building map[int64]*previewOutcome
 
 	// told is the knit/deploy status last set per branch, as the branch's
 	// status records it: a pass that reads the repository from a cache
 	// behind the last status write must not tell the forge again.
 	told map[string]knitv1alpha1.DeployReport
-}
-
-// outcomes are the previews the pull requests' status reports: the
-// latest pass's, whether it finished or waits for builds.
-func (s *remembered) outcomes() (map[int64]*previewOutcome, bool) {
-	switch {
-	case s.building != nil:
-		return s.building, true
-	case s.applied != nil:
-		return s.applied.outcomes, true
-	}
-	return nil, false
 }
 
 func newMemory() *memory {

@@ -5,12 +5,12 @@ package gitrepository
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -147,21 +147,19 @@ func newCosts(t *testing.T, ns, name string) *costs {
 
 // settle makes sure every event sent so far has been through a pass: it
 // moves a sentinel pull request into an untracked base branch, which no
-// pass fetches or applies for, and waits for the pass that says so on it.
-// The PullRequest informer delivers in order and one repository's passes
-// run one at a time, so that pass ran after those of earlier events.
+// pass fetches or applies for, and waits for a pass that read it there to
+// finish. The PullRequest informer delivers in order and one repository's
+// passes run one at a time, so that pass ran after those of earlier
+// events.
 func (c *costs) settle(t *testing.T) {
 	t.Helper()
 	c.sentinel++
 	base := fmt.Sprintf("untracked-%d", c.sentinel)
 	updatePR(t, c.ns, c.name+"-99", func(pr *knitv1alpha1.PullRequest) { pr.Spec.BaseBranch = base })
-	eventually(t, "sentinel pull request told "+base+" is not tracked", func(ctx context.Context) (bool, string) {
-		pr := &knitv1alpha1.PullRequest{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: c.ns, Name: c.name + "-99"}, pr); err != nil {
-			return false, err.Error()
-		}
-		ready := pr.Status.GetCondition(duckv1.ConditionReady)
-		return ready != nil && strings.Contains(ready.Message, `"`+base+`"`), fmt.Sprintf("%+v", ready)
+	key := types.NamespacedName{Namespace: c.ns, Name: c.name}
+	eventually(t, "a pass read the sentinel pull request into "+base, func(context.Context) (bool, string) {
+		pr, ok := passes.read(key, c.name+"-99")
+		return ok && pr.Spec.BaseBranch == base, fmt.Sprintf("read %t, base %q", ok, pr.Spec.BaseBranch)
 	})
 }
 

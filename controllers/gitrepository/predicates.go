@@ -2,7 +2,6 @@ package gitrepository
 
 import (
 	batchv1 "k8s.io/api/batch/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -28,8 +27,8 @@ var repositoryChanged = predicate.Or[client.Object](predicate.GenerationChangedP
 
 // pullRequestChanged passes a PullRequest's spec changes and its share
 // of traffic moving (a canary step, a rollback). The rest of its status
-// (what the forge was told, verdicts, what the roll-up wrote) changes
-// nothing a pass reads.
+// (what the forge was told, verdicts, its preview's URL and readiness,
+// all the PullRequest reconciler's) changes nothing a pass reads.
 var pullRequestChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 	old, ok1 := e.ObjectOld.(*knitv1alpha1.PullRequest)
 	now, ok2 := e.ObjectNew.(*knitv1alpha1.PullRequest)
@@ -45,10 +44,11 @@ var labelled = predicate.NewPredicateFuncs(func(obj client.Object) bool {
 })
 
 // serviceChanged passes the Service status the roll-up reports: its
-// latest Revisions (RevisionsReady), its traffic (pull requests' URLs),
-// its Ready condition, URL and observed generation (the knit/deploy
-// status: a Service serves a commit once its status is of the spec that
-// commit applied). Its spec is what the last apply wrote.
+// latest Revisions (RevisionsReady), its Ready condition, URL and
+// observed generation (the knit/deploy status: a Service serves a commit
+// once its status is of the spec that commit applied). Its spec is what
+// the last apply wrote; its traffic's URLs are the PullRequest
+// reconciler's to read.
 var serviceChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 	old, ok1 := e.ObjectOld.(*servingv1.Service)
 	now, ok2 := e.ObjectNew.(*servingv1.Service)
@@ -56,7 +56,7 @@ var serviceChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool 
 		return true
 	}
 	return old.Status.ConfigurationStatusFields != now.Status.ConfigurationStatusFields || old.Status.ObservedGeneration != now.Status.ObservedGeneration ||
-		!equality.Semantic.DeepEqual(old.Status.Traffic, now.Status.Traffic) || old.Status.URL != now.Status.URL ||
+		old.Status.URL != now.Status.URL ||
 		!sameCondition(old.Status.GetCondition(duckv1.ConditionReady), now.Status.GetCondition(duckv1.ConditionReady))
 }}
 

@@ -58,7 +58,7 @@ func TestPredicates(t *testing.T) {
 		{"service latest revision", serviceChanged, svc, func(o client.Object) { o.(*servingv1.Service).Status.LatestCreatedRevisionName = "hello-abc" }, true},
 		{"service traffic", serviceChanged, svc, func(o client.Object) {
 			o.(*servingv1.Service).Status.Traffic = []servingv1.TrafficTarget{{Tag: "pr-1", URL: "http://pr-1"}}
-		}, true},
+		}, false},
 
 		{"revision other condition", readinessChanged, rev, func(o client.Object) {
 			o.(*servingv1.Revision).Status.Conditions = duckv1.Conditions{{Type: "Active", Status: corev1.ConditionTrue}}

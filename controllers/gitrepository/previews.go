@@ -47,6 +47,7 @@ func (p *pass) previewsInto(ctx context.Context, branch string, main bool, base 
 func (p *pass) preview(ctx context.Context, pr *knitv1alpha1.PullRequest, branch string, main bool, services map[string]bool,
 	out *previewOutcome, canaries map[string][]plan.Canary) error {
 	sha := p.fetched.Heads[pr.Spec.HeadBranch]
+	out.commit = sha
 	if sha == "" {
 		out.err = fmt.Sprintf("head branch %q is not in the repository", pr.Spec.HeadBranch)
 		return nil

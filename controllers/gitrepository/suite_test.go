@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,6 +42,11 @@ var (
 	forges    = &fakeForges{}
 	served    = &fakeMetrics{counts: map[string]int{}, served: map[string]func(int) canary.Snapshot{}}
 	triggers  = make(chan event.GenericEvent, 16)
+	passes    = &passLog{}
+	// mgr and options are the suite's manager and its reconciler's
+	// options, for a test that starts another reconciler (a restart).
+	mgr     ctrl.Manager
+	options Options
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -59,7 +65,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err = ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -72,7 +78,10 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(cacheDir)
 	cache := &gitsource.Cache{Dir: cacheDir, Egress: localDirs, MaxFetchBytes: maxFetchBytes, LimitHint: limitHint}
 	identity := Identity{DefaultServiceAccount: defaultServiceAccount, AllowedKinds: append(slices.Clone(plan.DefaultAllowedKinds), "ServiceAccount")}
-	if err := SetupWithManager(mgr, Options{Cache: cache, Announcer: announced, Triggers: triggers, Identity: identity, Forges: forges.client, Metrics: served.read}); err != nil {
+	options = Options{Cache: cache, Announcer: announced, Triggers: triggers, Identity: identity, Forges: forges.client, Metrics: served.read}
+	r := newReconciler(mgr, &options)
+	r.passed = passes.record
+	if err := r.setup(mgr, options); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -124,6 +133,34 @@ func (r *recorder) about(repo string) []string {
 		}
 	}
 	return out
+}
+
+// passLog keeps, per repository, the pull requests its last finished
+// pass read.
+type passLog struct {
+	mu   sync.Mutex
+	last map[types.NamespacedName][]knitv1alpha1.PullRequest
+}
+
+func (l *passLog) record(repo *knitv1alpha1.GitRepository, prs []knitv1alpha1.PullRequest) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last == nil {
+		l.last = map[types.NamespacedName][]knitv1alpha1.PullRequest{}
+	}
+	l.last[client.ObjectKeyFromObject(repo)] = prs
+}
+
+// read is what the last finished pass of key read of pull request name.
+func (l *passLog) read(key types.NamespacedName, name string) (knitv1alpha1.PullRequest, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, pr := range l.last[key] {
+		if pr.Name == name {
+			return pr, true
+		}
+	}
+	return knitv1alpha1.PullRequest{}, false
 }
 
 // gitRepo is an app repository driven with the real git CLI.

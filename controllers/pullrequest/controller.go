@@ -2,14 +2,20 @@ package pullrequest
 
 import (
 	"context"
-	"strconv"
+	"fmt"
+	"slices"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
@@ -20,7 +26,6 @@ import (
 	"github.com/knitops/knit/gitsync/forgeapi"
 	"github.com/knitops/knit/gitsync/githubapp"
 	"github.com/knitops/knit/gitsync/plan"
-	prmodel "github.com/knitops/knit/gitsync/pullrequest"
 	"github.com/knitops/knit/gitsync/stepper"
 	"github.com/knitops/knit/internal/endpointslices"
 )
@@ -62,7 +67,8 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Reconciler reports pull requests to their forge and runs their canaries.
+// Reconciler writes pull requests' status, reports them to their forge
+// and runs their canaries.
 type Reconciler struct {
 	client    client.Client
 	forges    func(ctx context.Context, repo *knitv1alpha1.GitRepository) (Forge, error)
@@ -75,8 +81,10 @@ type Reconciler struct {
 }
 
 // SetupWithManager registers the reconciler. Besides PullRequests it
-// watches the preview Revisions (labelled with their pull request), so a
-// preview turning ready or failing reaches the forge without a poll.
+// watches what their status is computed from, so that it follows
+// without a poll: their GitRepositories' status.previews (a preview
+// deploying, ready or failed) and the base Services' routes (the tag's
+// URL).
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	r := &Reconciler{client: mgr.GetClient(), forges: opts.Forges, metrics: opts.Metrics, announcer: opts.Announcer, now: opts.Now, windows: stepper.NewWindows[types.NamespacedName](),
 		events: mgr.GetEventRecorder("knit-pullrequest")}
@@ -92,19 +100,88 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if r.now == nil {
 		r.now = time.Now
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &knitv1alpha1.PullRequest{}, repositoryIndex, repositoryOf); err != nil {
+		return fmt.Errorf("index PullRequests by repository: %w", err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("pullrequest").
 		For(&knitv1alpha1.PullRequest{}).
-		Watches(&servingv1.Revision{}, handler.EnqueueRequestsFromMapFunc(pullRequestOfRevision)).
+		Watches(&knitv1alpha1.GitRepository{}, handler.EnqueueRequestsFromMapFunc(r.pullRequestsOfRepository), builder.WithPredicates(previewsChanged)).
+		Watches(&servingv1.Service{}, handler.EnqueueRequestsFromMapFunc(r.pullRequestsOfService), builder.WithPredicates(trafficChanged)).
 		Complete(conflict.Requeue(r))
 }
 
-// pullRequestOfRevision maps a preview Revision to its PullRequest.
-func pullRequestOfRevision(_ context.Context, obj client.Object) []reconcile.Request {
-	l := obj.GetLabels()
-	number, err := strconv.ParseInt(l[plan.PullRequestLabel], 10, 64)
-	if err != nil || l[plan.RepositoryLabel] == "" {
+// repositoryIndex indexes PullRequests by spec.repository.
+const repositoryIndex = "spec.repository"
+
+func repositoryOf(obj client.Object) []string {
+	pr, ok := obj.(*knitv1alpha1.PullRequest)
+	if !ok {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: prmodel.Name(l[plan.RepositoryLabel], number)}}}
+	return []string{pr.Spec.Repository}
 }
+
+// pullRequestsOfRepository maps a GitRepository to its PullRequests.
+func (r *Reconciler) pullRequestsOfRepository(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.pullRequestsOf(ctx, obj.GetNamespace(), obj.GetName(), "")
+}
+
+// pullRequestsOfService maps a Service deployed from a repository's
+// branch to the PullRequests into that branch, whose tags it routes.
+func (r *Reconciler) pullRequestsOfService(ctx context.Context, obj client.Object) []reconcile.Request {
+	l := obj.GetLabels()
+	if l[plan.RepositoryLabel] == "" || l[plan.BranchLabel] == "" {
+		return nil
+	}
+	return r.pullRequestsOf(ctx, obj.GetNamespace(), l[plan.RepositoryLabel], l[plan.BranchLabel])
+}
+
+// pullRequestsOf are the open PullRequests of repository, into base when
+// it is not "". A closed one's status does not depend on either.
+func (r *Reconciler) pullRequestsOf(ctx context.Context, namespace, repository, base string) []reconcile.Request {
+	prs := &knitv1alpha1.PullRequestList{}
+	if err := r.client.List(ctx, prs, client.InNamespace(namespace), client.MatchingFields{repositoryIndex: repository}); err != nil {
+		log.FromContext(ctx).Error(err, "List PullRequests of a repository", "repository", repository)
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range prs.Items {
+		pr := &prs.Items[i]
+		if isOpen(pr) && (base == "" || pr.Spec.BaseBranch == base) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(pr)})
+		}
+	}
+	return out
+}
+
+// previewsChanged passes what a PullRequest's status is computed from in
+// its GitRepository: the previews, the tracked branches (spec) and the
+// branches' sync errors, not the rest of its status.
+var previewsChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	old, ok1 := e.ObjectOld.(*knitv1alpha1.GitRepository)
+	now, ok2 := e.ObjectNew.(*knitv1alpha1.GitRepository)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return old.Generation != now.Generation || !equality.Semantic.DeepEqual(old.Status.Previews, now.Status.Previews) ||
+		!slices.Equal(branchErrors(old), branchErrors(now))
+}}
+
+func branchErrors(repo *knitv1alpha1.GitRepository) []string {
+	out := make([]string, 0, len(repo.Status.Branches))
+	for _, b := range repo.Status.Branches {
+		out = append(out, b.Name+": "+b.Error)
+	}
+	return out
+}
+
+// trafficChanged passes a Service's routes moving: a tag's URL.
+var trafficChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	old, ok1 := e.ObjectOld.(*servingv1.Service)
+	now, ok2 := e.ObjectNew.(*servingv1.Service)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return !equality.Semantic.DeepEqual(old.Status.Traffic, now.Status.Traffic)
+}}

@@ -1,7 +1,12 @@
 // Package pullrequest closes the loop of a pull request with its forge and
 // its traffic. The GitRepository reconciler deploys a pull request's head
-// as a tagged preview; this one
+// as a tagged preview and records what it did in the repository's
+// status.previews; this one
 //
+//   - is the only writer of the PullRequest's status: its tag, revision,
+//     base Service, URL (the tag's on the base Service's routes) and Ready
+//     condition come from that record (status.go), so a restart of either
+//     controller loses none of it and their writes never conflict;
 //   - tells the forge: a knit/preview commit status (pending, then success
 //     with the preview URL, or failure with the reason) and one comment,
 //     edited in place on every push, with the URL, revision and commit;
@@ -23,7 +28,8 @@
 // is pinned to the analysed commit, and the forge's answers never reach
 // the PullRequest's status, only knit's summary of them.
 //
-// controller.go wires it, pullrequest.go runs the phases, step.go is the
-// canary's state machine and report.go what the forge is told: the last two
-// are pure and table-tested.
+// controller.go wires it, pullrequest.go runs the phases, status.go is what
+// the status says of the preview, step.go is the canary's state machine and
+// report.go what the forge is told: the last three are pure and
+// table-tested.
 package pullrequest

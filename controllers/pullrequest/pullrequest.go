@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,41 +16,47 @@ import (
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/controllers/transition"
-	"github.com/knitops/knit/gitsync/plan"
 )
 
-// Reconcile runs the canary phase, then tells the forge what changed, then
-// writes the status. A forge that cannot be reached is a condition and a
-// retry with backoff; the preview and the canary go on regardless.
+// fieldOwner names this reconciler's status writes in managedFields: the
+// PullRequest's status has no other writer.
+const fieldOwner = client.FieldOwner("knit-pullrequest")
+
+// Reconcile writes what the pull request's preview is (from its
+// repository's status.previews and the base Service's routes), runs the
+// canary phase, then tells the forge what changed, then writes the
+// status. A forge that cannot be reached is a condition and a retry with
+// backoff; the preview and the canary go on regardless.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	pr := &knitv1alpha1.PullRequest{}
 	if err := r.client.Get(ctx, req.NamespacedName, pr); err != nil {
 		r.windows.Forget(req.NamespacedName)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if pr.Spec.State != knitv1alpha1.PullRequestOpen && pr.Spec.State != "" {
+	before := pr.Status.DeepCopy()
+	if !isOpen(pr) {
 		r.windows.Forget(req.NamespacedName)
-		return ctrl.Result{}, nil
+		markDone(pr)
+		return ctrl.Result{}, r.writeStatus(ctx, pr, before)
 	}
 	repo := &knitv1alpha1.GitRepository{}
 	if err := r.client.Get(ctx, types.NamespacedName{Namespace: pr.Namespace, Name: pr.Spec.Repository}, repo); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	before := pr.Status.DeepCopy()
-	commit := r.headCommit(ctx, pr)
+	base, err := r.baseService(ctx, pr, repo)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	markOpen(pr, repo, base)
+	commit := headOf(pr, repo)
 	after, err := r.reconcileCanary(ctx, pr, commit)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	pr.Status.Share = pr.EffectiveShare()
 	forgeErr := r.report(ctx, repo, pr, commit)
-	if !equality.Semantic.DeepEqual(before, &pr.Status) {
-		if err := r.client.Status().Update(ctx, pr); err != nil {
-			return ctrl.Result{}, fmt.Errorf("update status of PullRequest %s: %w", pr.Name, err)
-		}
-		if ev, ok := canaryEvent(before.Canary, pr.Status.Canary); ok {
-			transition.Record(r.events, pr, canaryAction, ev)
-		}
+	if err := r.writeStatus(ctx, pr, before); err != nil {
+		return ctrl.Result{}, err
 	}
 	if forgeErr != nil {
 		return ctrl.Result{}, forgeErr
@@ -57,18 +64,38 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: after}, nil
 }
 
-// headCommit is the commit the head's preview was built from, or the one
-// the forge reported while there is no preview yet.
-func (r *Reconciler) headCommit(ctx context.Context, pr *knitv1alpha1.PullRequest) string {
-	if pr.Status.RevisionName != "" {
-		rev := &servingv1.Revision{}
-		if err := r.client.Get(ctx, types.NamespacedName{Namespace: pr.Namespace, Name: pr.Status.RevisionName}, rev); err == nil {
-			if sha := rev.Annotations[plan.CommitAnnotation]; sha != "" {
-				return sha
-			}
-		}
+// writeStatus writes pr's status when it moved from before, and records
+// the canary's move as an Event once written.
+func (r *Reconciler) writeStatus(ctx context.Context, pr *knitv1alpha1.PullRequest, before *knitv1alpha1.PullRequestStatus) error {
+	pr.Status.ObservedGeneration = pr.Generation
+	if equality.Semantic.DeepEqual(before, &pr.Status) {
+		return nil
 	}
-	return pr.Spec.HeadCommit
+	if err := r.client.Status().Update(ctx, pr, fieldOwner); err != nil {
+		return fmt.Errorf("update status of PullRequest %s: %w", pr.Name, err)
+	}
+	if ev, ok := canaryEvent(before.Canary, pr.Status.Canary); ok {
+		transition.Record(r.events, pr, canaryAction, ev)
+	}
+	return nil
+}
+
+// baseService is the Service whose routes carry pr's tag, as its
+// repository's preview of it names it; nil when there is none (yet).
+func (r *Reconciler) baseService(ctx context.Context, pr *knitv1alpha1.PullRequest, repo *knitv1alpha1.GitRepository) (*servingv1.Service, error) {
+	out := repo.Status.Preview(pr.Spec.Number)
+	if out == nil || out.BaseService == "" {
+		return nil, nil
+	}
+	svc := &servingv1.Service{}
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: pr.Namespace, Name: out.BaseService}, svc)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("base Service %s: %w", out.BaseService, err)
+	}
+	return svc, nil
 }
 
 // previewReady: the head's preview serves, so a canary step may start.

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,7 +19,6 @@ import (
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/gitsync/canary"
 	"github.com/knitops/knit/gitsync/forgeapi"
-	"github.com/knitops/knit/gitsync/plan"
 	"github.com/knitops/knit/gitsync/stepper"
 )
 
@@ -63,8 +61,9 @@ func (a *recordingAnnouncer) CanaryFailed(_ context.Context, _ *knitv1alpha1.Pul
 	a.failed = append(a.failed, commit+": "+reason)
 }
 
-// world is a pull request whose preview of head is ready, its repository
-// on a forge, and the base Service's stable revision.
+// world is a pull request whose preview of head is ready, as its
+// repository on a forge recorded it, and the base Service's stable
+// revision and routes.
 func world(t *testing.T, description string) client.Client {
 	t.Helper()
 	return worldWith(t, description, nil)
@@ -82,21 +81,20 @@ func worldWith(t *testing.T, description string, mutate func(*knitv1alpha1.PullR
 		Spec: knitv1alpha1.PullRequestSpec{Repository: "hello", Number: 1, HeadBranch: "good", BaseBranch: "main",
 			State: knitv1alpha1.PullRequestOpen, Description: description},
 	}
-	pr.Status.Conditions = duckv1.Conditions{{Type: duckv1.ConditionReady, Status: corev1.ConditionTrue}}
-	pr.Status.URL, pr.Status.RevisionName, pr.Status.BaseService = "http://pr-1-hello.default.localhost", "hello-pr-1-0123456", "hello"
 	if mutate != nil {
 		mutate(pr)
 	}
 	svc := &servingv1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello"}}
 	svc.Status.LatestReadyRevisionName = "hello-abcdef0"
-	objs := []client.Object{
-		pr, svc,
-		&knitv1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello"},
-			Spec: knitv1alpha1.GitRepositorySpec{URL: "http://forge/ada/hello.git", Provider: knitv1alpha1.GitProviderGitea}},
-		&servingv1.Revision{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello-pr-1-0123456",
-			Annotations: map[string]string{plan.CommitAnnotation: head}}},
-	}
-	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&knitv1alpha1.PullRequest{}).Build()
+	svc.Status.Traffic = []servingv1.TrafficTarget{{RevisionName: "hello-abcdef0"},
+		{Tag: "pr-1", RevisionName: "hello-pr-1-0123456", URL: "http://pr-1-hello.default.localhost"}}
+	repo := &knitv1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello"},
+		Spec: knitv1alpha1.GitRepositorySpec{URL: "http://forge/ada/hello.git", Provider: knitv1alpha1.GitProviderGitea}}
+	repo.Status.Previews = []knitv1alpha1.PreviewStatus{{Number: 1, Commit: head, Phase: knitv1alpha1.PreviewReady,
+		RevisionNames: []string{"hello-pr-1-0123456"}, BaseService: "hello"}}
+	objs := []client.Object{pr, svc, repo}
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&knitv1alpha1.PullRequest{}).
+		WithIndex(&knitv1alpha1.PullRequest{}, repositoryIndex, repositoryOf).Build()
 }
 
 // snap is a window's counters: requests, of them 5xx, all answered within 5 ms.

@@ -97,3 +97,34 @@ func (gs *GitRepositoryStatus) MarkRolloutsProgressing(message string) {
 func (gs *GitRepositoryStatus) MarkRolloutsFailed(message string) {
 	GitRepositoryConditions.Manage(&gs.Status).MarkFalse(GitRepositoryConditionRollouts, ReasonRolloutFailed, message)
 }
+
+// TrackedBranches are spec.branches, main when none; the first is the
+// main branch. The GitRepository and PullRequest reconcilers both read
+// it, so they agree on which pull requests get a preview.
+func (gs *GitRepositorySpec) TrackedBranches() []string {
+	if len(gs.Branches) == 0 {
+		return []string{"main"}
+	}
+	return gs.Branches
+}
+
+// Preview is status.previews' entry for pull request number, nil when the
+// last pass recorded none.
+func (gs *GitRepositoryStatus) Preview(number int64) *PreviewStatus {
+	for i := range gs.Previews {
+		if gs.Previews[i].Number == number {
+			return &gs.Previews[i]
+		}
+	}
+	return nil
+}
+
+// Branch is status.branches' entry for branch, nil when there is none.
+func (gs *GitRepositoryStatus) Branch(name string) *BranchStatus {
+	for i := range gs.Branches {
+		if gs.Branches[i].Name == name {
+			return &gs.Branches[i]
+		}
+	}
+	return nil
+}

@@ -190,6 +190,15 @@ type GitRepositoryStatus struct {
 	// rolled back per Service, until a push replaces it.
 	// +optional
 	Rollouts []RolloutStatus `json:"rollouts,omitempty"`
+	// Previews are what the last pass did for each open pull request into
+	// a tracked branch, by number. The GitRepository reconciler is their
+	// only writer; each PullRequest's reconciler reads its entry to write
+	// the PullRequest's status. They live here, not in the reconciler's
+	// memory, so that a restart keeps them.
+	// +listType=map
+	// +listMapKey=number
+	// +optional
+	Previews []PreviewStatus `json:"previews,omitempty"`
 }
 
 // RolloutStatus is a stepped rollout of one Service's new Revision: the
@@ -208,6 +217,54 @@ type RolloutStatus struct {
 	// CanaryStatus is the rollout's progress, as a pull request's canary
 	// reports it; Commit is the push's head.
 	CanaryStatus `json:",inline"`
+}
+
+// PreviewPhase is where a pull request's preview stands.
+// +kubebuilder:validation:Enum=Deploying;Ready;Failed
+type PreviewPhase string
+
+// The phases of a preview.
+const (
+	// PreviewDeploying: the head's images build or its Revisions are not
+	// ready yet.
+	PreviewDeploying PreviewPhase = "Deploying"
+	// PreviewReady: every preview Revision is ready, so its tag carries
+	// traffic.
+	PreviewReady PreviewPhase = "Ready"
+	// PreviewFailed: the head could not be previewed; Message says why.
+	PreviewFailed PreviewPhase = "Failed"
+)
+
+// PreviewStatus is what one pass did for one open pull request: the
+// preview Revisions it made of the head commit and whether they serve.
+type PreviewStatus struct {
+	// Number of the pull request on its forge.
+	Number int64 `json:"number"`
+	// Commit is the full SHA of the head the preview was made from,
+	// empty when the head could not be read.
+	// +optional
+	Commit string `json:"commit,omitempty"`
+	// Phase is Deploying, Ready or Failed.
+	Phase PreviewPhase `json:"phase"`
+	// RevisionNames are the preview Revisions, one per Service of the
+	// base branch the head changes.
+	// +optional
+	RevisionNames []string `json:"revisionNames,omitempty"`
+	// BaseService is the first previewed Service's name on the base
+	// branch: whose traffic carries the preview's tag and canary.
+	// +optional
+	BaseService string `json:"baseService,omitempty"`
+	// CanaryAnnotation is that Service's knit.dev/canary annotation as
+	// the head renders it.
+	// +optional
+	CanaryAnnotation string `json:"canaryAnnotation,omitempty"`
+	// URL is where a preview that is a Service of its own serves; empty
+	// for a tagged Revision, whose URL is its tag's on BaseService.
+	// +optional
+	URL string `json:"url,omitempty"`
+	// Message is why the preview failed.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // BuildPhase is where one build is.
