@@ -41,7 +41,7 @@ type pass struct {
 	building  []string // "branch@sha7: building …", for the Synced condition
 	failed    map[string]bool
 	previews  map[string]bool           // preview Revisions this pass wants kept
-	prStatus  map[int64]*previewOutcome // by pull request number
+	outcomes  map[int64]*previewOutcome // by pull request number
 	// previewsBuilding: a pull request's head is still building, so the
 	// pass must not count as applied.
 	previewsBuilding bool

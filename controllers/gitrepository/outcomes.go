@@ -16,12 +16,12 @@ import (
 // out, and with them their status.
 func (p *pass) previewStatuses() []knitv1alpha1.PreviewStatus {
 	var out []knitv1alpha1.PreviewStatus
-	for number, o := range p.prStatus {
+	for number, o := range p.outcomes {
 		out = append(out, o.status(number))
 	}
 	for i := range p.prs {
 		pr := &p.prs[i]
-		if _, done := p.prStatus[pr.Spec.Number]; done || !isOpen(pr) || !p.failed[pr.Spec.BaseBranch] {
+		if _, done := p.outcomes[pr.Spec.Number]; done || !isOpen(pr) || !p.failed[pr.Spec.BaseBranch] {
 			continue
 		}
 		if kept := p.repo.Status.Preview(pr.Spec.Number); kept != nil {

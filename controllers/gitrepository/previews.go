@@ -202,13 +202,13 @@ func isOpen(pr *knitv1alpha1.PullRequest) bool {
 }
 
 func (p *pass) outcome(number int64) *previewOutcome {
-	if p.prStatus == nil {
-		p.prStatus = map[int64]*previewOutcome{}
+	if p.outcomes == nil {
+		p.outcomes = map[int64]*previewOutcome{}
 	}
-	if o, ok := p.prStatus[number]; ok {
+	if o, ok := p.outcomes[number]; ok {
 		return o
 	}
 	o := &previewOutcome{}
-	p.prStatus[number] = o
+	p.outcomes[number] = o
 	return o
 }
