@@ -41,12 +41,19 @@ func (r *Reconciler) apply(ctx context.Context, repo *knitv1alpha1.GitRepository
 }
 
 // prune deletes what the repository applied before and a later commit
-// removed, and previews no open pull request wants. It prunes nothing
+// removed, and previews no open pull request wants: preview Revisions,
+// and preview Services and copies, which are in the inventory. It prunes nothing
 // while a branch failed: the next good commit will.
 func (p *pass) prune(ctx context.Context) error {
 	keep := map[knitv1alpha1.ObjectReference]bool{}
 	for _, ref := range p.inventory {
 		keep[ref] = true
+	}
+	for _, ref := range p.previewRefs {
+		if !keep[ref] { // a failed base branch kept it already
+			keep[ref] = true
+			p.inventory = append(p.inventory, ref)
+		}
 	}
 	var errs []error
 	for _, ref := range p.repo.Status.Inventory {
@@ -62,7 +69,15 @@ func (p *pass) prune(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// remove deletes one object of repo's inventory; a preview object only
+// while it is still its pull request's (ownsPreview).
 func (r *Reconciler) remove(ctx context.Context, repo *knitv1alpha1.GitRepository, ref knitv1alpha1.ObjectReference) error {
+	if ref.PullRequest != 0 {
+		owned, err := r.ownsPreview(ctx, repo, ref)
+		if err != nil || !owned {
+			return err
+		}
+	}
 	w, err := r.writer(repo)
 	if err != nil {
 		return err

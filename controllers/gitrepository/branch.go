@@ -60,6 +60,9 @@ type pass struct {
 	// branch holds; the pass does not count as applied, so the next poll
 	// tries again (identityError).
 	lacksRights bool
+	// previewRefs are the preview Services and copies of the open pull
+	// requests, which join the inventory (previewobjects.go).
+	previewRefs []knitv1alpha1.ObjectReference
 }
 
 // previewOutcome is what a pass did for one open pull request; the
@@ -72,6 +75,10 @@ type previewOutcome struct {
 	// baseService and canaryAnnotation are the first previewed Service's
 	// name on the base branch and its knit.dev/canary annotation.
 	baseService, canaryAnnotation string
+	// services are the preview Services of the Services the head adds;
+	// the first one's URL is the pull request's when no base Service
+	// carries its tag.
+	services []string
 }
 
 // branch syncs one tracked branch's head. A bad commit is recorded and
@@ -131,11 +138,11 @@ func (p *pass) render(ctx context.Context, c plan.Commit, commit *object.Commit,
 	if err != nil {
 		return nil, err
 	}
-	canaries, err := p.previewsInto(ctx, branch, main, rendered)
+	source, err := sourceFingerprint(commit)
 	if err != nil {
 		return nil, err
 	}
-	source, err := sourceFingerprint(commit)
+	canaries, err := p.previewsInto(ctx, branch, main, rendered, source)
 	if err != nil {
 		return nil, err
 	}

@@ -206,7 +206,7 @@ func (r *Reconciler) reportDeploys(ctx context.Context, repo *knitv1alpha1.GitRe
 func (r *Reconciler) deployedServices(ctx context.Context, repo *knitv1alpha1.GitRepository, branch string) []deployed {
 	var out []deployed
 	for _, ref := range repo.Status.Inventory {
-		if ref.Branch != branch || !isService(ref) {
+		if ref.Branch != branch || !isService(ref) || ref.PullRequest != 0 {
 			continue
 		}
 		d := deployed{name: ref.Name, svc: r.liveService(ctx, ref.Namespace, ref.Name), rollout: findRollout(repo.Status.Rollouts, branch, ref.Name)}

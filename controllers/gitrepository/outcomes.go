@@ -36,7 +36,7 @@ func (p *pass) previewStatuses() []knitv1alpha1.PreviewStatus {
 func (o *previewOutcome) status(number int64) knitv1alpha1.PreviewStatus {
 	s := knitv1alpha1.PreviewStatus{
 		Number: number, Commit: o.commit, RevisionNames: slices.Clone(o.revisions),
-		BaseService: o.baseService, CanaryAnnotation: o.canaryAnnotation, Message: o.err,
+		BaseService: o.baseService, CanaryAnnotation: o.canaryAnnotation, Message: o.err, Services: slices.Clone(o.services),
 	}
 	switch {
 	case o.err != "":

@@ -18,17 +18,12 @@ import (
 	prmodel "github.com/knitops/knit/gitsync/pullrequest"
 )
 
-// previewsInto stamps the preview Revisions of the open pull requests
-// into branch and returns, per Service, the canaries of those that are
-// ready. A pull request whose head cannot be previewed is reported on the
-// pull request; the base branch syncs regardless.
-func (p *pass) previewsInto(ctx context.Context, branch string, main bool, base []*unstructured.Unstructured) (map[string][]plan.Canary, error) {
-	services := map[string]bool{}
-	for _, o := range base {
-		if o.GroupVersionKind() == servingv1.GroupVersion.WithKind("Service") {
-			services[o.GetName()] = true
-		}
-	}
+// previewsInto deploys the previews of the open pull requests into
+// branch, whose head rendered base from sources (its SourceFingerprint),
+// and returns, per Service, the canaries of those that are ready. A pull
+// request whose head cannot be previewed is reported on the pull
+// request; the base branch syncs regardless.
+func (p *pass) previewsInto(ctx context.Context, branch string, main bool, base []*unstructured.Unstructured, sources string) (map[string][]plan.Canary, error) {
 	canaries := map[string][]plan.Canary{}
 	for i := range p.prs {
 		pr := &p.prs[i]
@@ -36,15 +31,18 @@ func (p *pass) previewsInto(ctx context.Context, branch string, main bool, base 
 			continue
 		}
 		out := p.outcome(pr.Spec.Number)
-		if err := p.preview(ctx, pr, branch, main, services, out, canaries); err != nil {
+		if err := p.preview(ctx, pr, previewBase{branch, main, base, sources}, out, canaries); err != nil {
 			return nil, err
 		}
 	}
 	return canaries, nil
 }
 
-// preview handles one open pull request into branch.
-func (p *pass) preview(ctx context.Context, pr *knitv1alpha1.PullRequest, branch string, main bool, services map[string]bool,
+// preview handles one open pull request into branch: its head as a
+// whole, the copies and preview Services first (previewobjects.go), then
+// a preview Revision for each Service the base branch has, reading the
+// copies.
+func (p *pass) preview(ctx context.Context, pr *knitv1alpha1.PullRequest, base previewBase,
 	out *previewOutcome, canaries map[string][]plan.Canary) error {
 	sha := p.fetched.Heads[pr.Spec.HeadBranch]
 	out.commit = sha
@@ -72,12 +70,23 @@ func (p *pass) preview(ctx context.Context, pr *knitv1alpha1.PullRequest, branch
 		out.err = err.Error()
 		return nil
 	}
-	out.ready = true
-	for _, o := range rendered {
-		if o.GroupVersionKind() != servingv1.GroupVersion.WithKind("Service") || !services[o.GetName()] {
-			continue
-		}
-		baseService := plan.ServiceName(o.GetName(), branch, main)
+	sources, err := sourceFingerprint(commit)
+	if err != nil {
+		return err
+	}
+	pv, err := plan.PlanPreview(plan.PreviewInput{Head: head, Number: pr.Spec.Number, BaseBranch: base.branch, BaseMain: base.main,
+		Base: base.rendered, Rendered: rendered, Kinds: p.r.kinds(p.repo), BaseSource: base.sources, HeadSource: sources})
+	if err != nil {
+		out.err = err.Error()
+		return nil
+	}
+	building, err := p.deployPreview(ctx, base.branch, head, commit, pr.Spec.Number, pv, out)
+	if err != nil || out.err != "" {
+		return err // no preview Revision may read a copy that is not there
+	}
+	out.ready = !building
+	for _, o := range pv.Existing {
+		baseService := plan.ServiceName(o.GetName(), base.branch, base.main)
 		rev, err := plan.PullRequestRevision(head, o, baseService, pr.Spec.Number)
 		if err != nil {
 			out.err = err.Error()
@@ -117,10 +126,20 @@ func (p *pass) preview(ctx context.Context, pr *knitv1alpha1.PullRequest, branch
 			Tag: plan.Tag(pr.Spec.Number), RevisionName: rev.Name, Percent: share(pr, sha),
 		})
 	}
-	if out.ready && len(out.revisions) == 0 {
-		out.err, out.ready = "the head changes none of the base branch's Services", false
+	if out.ready && len(out.revisions) == 0 && len(out.services) == 0 {
+		out.err, out.ready = "the head has no Service to preview: it neither changes one of the base branch's nor adds one", false
 	}
 	return nil
+}
+
+// previewBase is the base branch of the pull requests a pass previews:
+// its name, whether it is the main branch, its head's objects as
+// rendered and its sources' fingerprint.
+type previewBase struct {
+	branch   string
+	main     bool
+	rendered []*unstructured.Unstructured
+	sources  string
 }
 
 // untrusted says why the head sha of pr must not be previewed, "" when

@@ -20,7 +20,7 @@ import (
 func (r *Reconciler) markRevisions(ctx context.Context, repo *knitv1alpha1.GitRepository) error {
 	var failed, deploying []string
 	for _, ref := range repo.Status.Inventory {
-		if !isService(ref) {
+		if !isService(ref) || ref.PullRequest != 0 { // a preview's are its pull request's
 			continue
 		}
 		svc := r.liveService(ctx, ref.Namespace, ref.Name)

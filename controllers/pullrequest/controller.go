@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	duckv1 "github.com/knitops/knit/api/duck/v1"
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/controllers/conflict"
@@ -26,6 +28,7 @@ import (
 	"github.com/knitops/knit/gitsync/forgeapi"
 	"github.com/knitops/knit/gitsync/githubapp"
 	"github.com/knitops/knit/gitsync/plan"
+	prmodel "github.com/knitops/knit/gitsync/pullrequest"
 	"github.com/knitops/knit/gitsync/stepper"
 	"github.com/knitops/knit/internal/endpointslices"
 )
@@ -128,9 +131,13 @@ func (r *Reconciler) pullRequestsOfRepository(ctx context.Context, obj client.Ob
 }
 
 // pullRequestsOfService maps a Service deployed from a repository's
-// branch to the PullRequests into that branch, whose tags it routes.
+// branch to the PullRequests into that branch, whose tags it routes, and
+// a preview Service to its PullRequest.
 func (r *Reconciler) pullRequestsOfService(ctx context.Context, obj client.Object) []reconcile.Request {
 	l := obj.GetLabels()
+	if number, err := strconv.ParseInt(l[plan.PullRequestLabel], 10, 64); err == nil && l[plan.RepositoryLabel] != "" {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: prmodel.Name(l[plan.RepositoryLabel], number)}}}
+	}
 	if l[plan.RepositoryLabel] == "" || l[plan.BranchLabel] == "" {
 		return nil
 	}
@@ -176,12 +183,19 @@ func branchErrors(repo *knitv1alpha1.GitRepository) []string {
 	return out
 }
 
-// trafficChanged passes a Service's routes moving: a tag's URL.
+// trafficChanged passes a Service's routes moving (a tag's URL), and a
+// preview Service's readiness and URL.
 var trafficChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 	old, ok1 := e.ObjectOld.(*servingv1.Service)
 	now, ok2 := e.ObjectNew.(*servingv1.Service)
 	if !ok1 || !ok2 {
 		return true
 	}
-	return !equality.Semantic.DeepEqual(old.Status.Traffic, now.Status.Traffic)
+	if !equality.Semantic.DeepEqual(old.Status.Traffic, now.Status.Traffic) {
+		return true
+	}
+	// A preview Service's own readiness and URL are its pull request's.
+	return now.Labels[plan.PullRequestLabel] != "" && (old.Status.URL != now.Status.URL ||
+		old.Status.ObservedGeneration != now.Status.ObservedGeneration ||
+		!equality.Semantic.DeepEqual(old.Status.GetCondition(duckv1.ConditionReady), now.Status.GetCondition(duckv1.ConditionReady)))
 }}

@@ -47,7 +47,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	markOpen(pr, repo, base)
+	services, err := r.previewServices(ctx, pr, repo)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	markOpen(pr, repo, base, services)
 	commit := headOf(pr, repo)
 	after, err := r.reconcileCanary(ctx, pr, commit)
 	if err != nil {
@@ -96,6 +100,28 @@ func (r *Reconciler) baseService(ctx context.Context, pr *knitv1alpha1.PullReque
 		return nil, fmt.Errorf("base Service %s: %w", out.BaseService, err)
 	}
 	return svc, nil
+}
+
+// previewServices are the preview Services pr's repository made of the
+// Services its head adds, those that exist.
+func (r *Reconciler) previewServices(ctx context.Context, pr *knitv1alpha1.PullRequest, repo *knitv1alpha1.GitRepository) ([]*servingv1.Service, error) {
+	out := repo.Status.Preview(pr.Spec.Number)
+	if out == nil {
+		return nil, nil
+	}
+	var svcs []*servingv1.Service
+	for _, name := range out.Services {
+		svc := &servingv1.Service{}
+		err := r.client.Get(ctx, types.NamespacedName{Namespace: pr.Namespace, Name: name}, svc)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("preview Service %s: %w", name, err)
+		}
+		svcs = append(svcs, svc)
+	}
+	return svcs, nil
 }
 
 // previewReady: the head's preview serves, so a canary step may start.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	duckv1 "github.com/knitops/knit/api/duck/v1"
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
 	"github.com/knitops/knit/gitsync/plan"
@@ -17,9 +18,11 @@ import (
 
 // markOpen sets what an open pull request's status says of its preview:
 // its tag, what its repository's last pass recorded (repo's preview of
-// it), where it serves (that preview's own URL, else its tag's on base,
-// the base Service, nil when there is none) and Ready.
-func markOpen(pr *knitv1alpha1.PullRequest, repo *knitv1alpha1.GitRepository, base *servingv1.Service) {
+// it), where it serves (its tag's URL on base, the base Service, nil when
+// there is none; for a head that only adds Services, its first preview
+// Service's) and Ready, which waits for the preview Services too
+// (services, those of them that exist).
+func markOpen(pr *knitv1alpha1.PullRequest, repo *knitv1alpha1.GitRepository, base *servingv1.Service, services []*servingv1.Service) {
 	s := &pr.Status
 	s.Tag = plan.Tag(pr.Spec.Number)
 	out := repo.Status.Preview(pr.Spec.Number)
@@ -33,14 +36,17 @@ func markOpen(pr *knitv1alpha1.PullRequest, repo *knitv1alpha1.GitRepository, ba
 		s.RevisionName = out.RevisionNames[0]
 	}
 	s.BaseService, s.CanaryAnnotation = out.BaseService, out.CanaryAnnotation
-	s.URL = out.URL
-	if s.URL == "" {
-		s.URL = tagURL(base, s.Tag)
+	s.URL = tagURL(base, s.Tag)
+	ready, url, failed := previewServices(services, len(out.Services))
+	if s.URL == "" && len(out.RevisionNames) == 0 {
+		s.URL = url
 	}
 	switch {
 	case out.Phase == knitv1alpha1.PreviewFailed:
 		s.MarkPreviewFailed(out.Message)
-	case out.Phase == knitv1alpha1.PreviewReady && s.URL != "":
+	case failed != "":
+		s.MarkPreviewFailed(failed)
+	case out.Phase == knitv1alpha1.PreviewReady && ready && s.URL != "":
 		s.MarkPreviewReady()
 	default:
 		s.MarkPreviewDeploying()
@@ -69,6 +75,28 @@ func markDone(pr *knitv1alpha1.PullRequest) {
 	pr.Status.Tag, pr.Status.URL, pr.Status.RevisionName = "", "", ""
 	pr.Status.Share = 0
 	pr.Status.MarkDone(pr.Spec.State == knitv1alpha1.PullRequestMerged)
+}
+
+// previewServices is where a pull request's preview Services stand:
+// ready when all of the want there are serve their current spec, the
+// first one's URL, and why the first failed one failed.
+func previewServices(services []*servingv1.Service, want int) (ready bool, url, failed string) {
+	ready = len(services) == want
+	for _, svc := range services {
+		if url == "" {
+			url = svc.Status.URL
+		}
+		switch c := svc.Status.GetCondition(duckv1.ConditionReady); {
+		case c.IsFalse():
+			if failed == "" {
+				failed = fmt.Sprintf("preview Service %s failed: %s: %s", svc.Name, c.Reason, c.Message)
+			}
+			ready = false
+		case !c.IsTrue() || svc.Status.ObservedGeneration != svc.Generation:
+			ready = false
+		}
+	}
+	return ready, url, failed
 }
 
 // tagURL is the URL base's routes give tag, "" while they give none.

@@ -30,6 +30,7 @@ func TestMarkOpen(t *testing.T) {
 		change(&p)
 		return &p
 	}
+	addsOnly := &knitv1alpha1.PreviewStatus{Number: 1, Commit: head, Phase: knitv1alpha1.PreviewReady, Services: []string{"api-pr-1"}}
 	tests := []struct {
 		name     string
 		branches []string // spec.branches of the repository
@@ -38,6 +39,8 @@ func TestMarkOpen(t *testing.T) {
 		// baseError is the base branch's sync error in the repository.
 		baseError string
 		svc       *servingv1.Service
+		// services are the preview Services that exist.
+		services []*servingv1.Service
 		// stale is what an earlier status said of the preview.
 		stale  bool
 		ready  corev1.ConditionStatus
@@ -53,8 +56,15 @@ func TestMarkOpen(t *testing.T) {
 			p.Phase, p.Message = knitv1alpha1.PreviewFailed, "render: bad YAML"
 		}),
 			svc: routed, ready: corev1.ConditionFalse, reason: knitv1alpha1.ReasonPreviewFailed, url: url},
-		{name: "a Service of its own serves at its URL", preview: with(func(p *knitv1alpha1.PreviewStatus) { p.URL = "http://hello-pr-1.default.localhost" }),
-			svc: unrouted, ready: corev1.ConditionTrue, url: "http://hello-pr-1.default.localhost"},
+		{name: "a head that only adds a Service serves at its preview Service's URL", preview: addsOnly, svc: unrouted,
+			services: []*servingv1.Service{previewService(corev1.ConditionTrue)}, ready: corev1.ConditionTrue, url: "http://api-pr-1.default.localhost"},
+		{name: "a preview Service not ready yet", preview: addsOnly, services: []*servingv1.Service{previewService(corev1.ConditionUnknown)},
+			ready: corev1.ConditionUnknown, reason: knitv1alpha1.ReasonDeploying, url: "http://api-pr-1.default.localhost"},
+		{name: "a preview Service not created yet", preview: addsOnly, ready: corev1.ConditionUnknown, reason: knitv1alpha1.ReasonDeploying},
+		{name: "a preview Service that failed fails the preview", preview: addsOnly, services: []*servingv1.Service{previewService(corev1.ConditionFalse)},
+			ready: corev1.ConditionFalse, reason: knitv1alpha1.ReasonPreviewFailed, url: "http://api-pr-1.default.localhost"},
+		{name: "beside tagged Revisions, the tag's URL wins", preview: with(func(p *knitv1alpha1.PreviewStatus) { p.Services = []string{"api-pr-1"} }),
+			svc: routed, services: []*servingv1.Service{previewService(corev1.ConditionTrue)}, ready: corev1.ConditionTrue, url: url},
 		{name: "base not tracked", base: "develop", stale: true, ready: corev1.ConditionFalse, reason: knitv1alpha1.ReasonBaseNotTracked},
 		{name: "base tracked among spec.branches, no pass yet", branches: []string{"main", "develop"}, base: "develop", stale: true,
 			ready: corev1.ConditionUnknown, reason: knitv1alpha1.ReasonDeploying},
@@ -75,7 +85,7 @@ func TestMarkOpen(t *testing.T) {
 			if tc.stale {
 				pr.Status.RevisionName, pr.Status.URL, pr.Status.BaseService = "hello-pr1-fedcba9", url, "hello"
 			}
-			markOpen(pr, repo, tc.svc)
+			markOpen(pr, repo, tc.svc, tc.services)
 			s := pr.Status
 			c := s.GetCondition(duckv1.ConditionReady)
 			if c == nil || c.Status != tc.ready || tc.reason != "" && c.Reason != tc.reason {
@@ -90,7 +100,7 @@ func TestMarkOpen(t *testing.T) {
 				}
 				return
 			}
-			if s.RevisionName != "hello-pr1-0123456" || s.BaseService != "hello" || s.CanaryAnnotation != "10,50 every 1m" {
+			if len(tc.preview.RevisionNames) > 0 && (s.RevisionName != "hello-pr1-0123456" || s.BaseService != "hello" || s.CanaryAnnotation != "10,50 every 1m") {
 				t.Errorf("revision %q base %q annotation %q, want the first preview's", s.RevisionName, s.BaseService, s.CanaryAnnotation)
 			}
 			if tc.preview.Phase == knitv1alpha1.PreviewFailed && c.Message != "render: bad YAML" {
@@ -98,6 +108,14 @@ func TestMarkOpen(t *testing.T) {
 			}
 		})
 	}
+}
+
+// previewService is preview Service api-pr-1 with its Ready condition.
+func previewService(ready corev1.ConditionStatus) *servingv1.Service {
+	svc := &servingv1.Service{ObjectMeta: metav1.ObjectMeta{Name: "api-pr-1", Generation: 1}}
+	svc.Status.ObservedGeneration, svc.Status.URL = 1, "http://api-pr-1.default.localhost"
+	svc.Status.Conditions = duckv1.Conditions{{Type: duckv1.ConditionReady, Status: ready, Reason: "Test", Message: "the app exited"}}
+	return svc
 }
 
 func TestMarkDone(t *testing.T) {

@@ -258,10 +258,11 @@ type PreviewStatus struct {
 	// the head renders it.
 	// +optional
 	CanaryAnnotation string `json:"canaryAnnotation,omitempty"`
-	// URL is where a preview that is a Service of its own serves; empty
-	// for a tagged Revision, whose URL is its tag's on BaseService.
+	// Services are the preview Services of the Services the head adds,
+	// each a Service of its own: the first one's URL is the pull
+	// request's when no base Service carries its tag.
 	// +optional
-	URL string `json:"url,omitempty"`
+	Services []string `json:"services,omitempty"`
 	// Message is why the preview failed.
 	// +optional
 	Message string `json:"message,omitempty"`
@@ -356,6 +357,11 @@ type ObjectReference struct {
 	// failed to sync keeps its objects.
 	// +optional
 	Branch string `json:"branch,omitempty"`
+	// PullRequest numbers the pull request into Branch whose preview the
+	// object is (a preview Service, a copy of a ConfigMap or EventSink);
+	// 0 for what Branch itself deploys.
+	// +optional
+	PullRequest int64 `json:"pullRequest,omitempty"`
 }
 
 // GitRepository condition types beyond Ready.

@@ -1,0 +1,201 @@
+//go:build !unit
+
+package gitrepository
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	duckv1 "github.com/knitops/knit/api/duck/v1"
+	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	servingv1 "github.com/knitops/knit/api/serving/v1"
+	"github.com/knitops/knit/gitsync/plan"
+)
+
+// readsConfigYAML is Service name, reading ConfigMap hello-config.
+func readsConfigYAML(name string) string {
+	return `apiVersion: serving.knative.dev/v1
+kind: Service
+metadata:
+  name: ` + name + `
+spec:
+  template:
+    spec:
+      containers:
+        - image: ko://./cmd/hello
+          envFrom:
+            - configMapRef: {name: hello-config}
+`
+}
+
+func greetingYAML(name, greeting string) string {
+	return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\ndata:\n  greeting: " + greeting + "\n"
+}
+
+// TestWholePreviews: a pull request's head is previewed as a whole. A
+// Service it adds gets a preview Service whose URL is the pull request's;
+// a ConfigMap it changes gets a copy its preview Revisions read, while
+// production's stays as it was; a name production holds is never
+// written; closing the pull requests deletes what they deployed.
+func TestWholePreviews(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	g := newGitRepo(t)
+	g.commit("main", map[string]string{
+		"kustomization.yaml": "resources:\n  - service.yaml\n  - config.yaml\n  - taken.yaml\n",
+		"service.yaml":       readsConfigYAML("hello"),
+		"config.yaml":        greetingYAML("hello-config", "hi"),
+		// Production happens to hold the name pull request 3's copy
+		// would take.
+		"taken.yaml": greetingYAML("hello-config-pr-3", "production's"),
+	})
+	g.git("checkout", "-qb", "config")
+	configHead := g.commit("Greet warmly", map[string]string{"config.yaml": greetingYAML("hello-config", "hello there")})
+	g.git("checkout", "-q", "main")
+	g.git("checkout", "-qb", "api")
+	apiHead := g.commit("Add an API", map[string]string{
+		"kustomization.yaml": "resources:\n  - service.yaml\n  - config.yaml\n  - taken.yaml\n  - api.yaml\n",
+		"api.yaml":           readsConfigYAML("api"),
+	})
+	g.git("checkout", "-q", "main")
+	g.git("branch", "collide", "config")
+	createRepo(t, ns, "hello", g.dir)
+	for n, head := range map[int64]string{1: "config", 2: "api", 3: "collide"} {
+		createPR(t, ns, n, head)
+	}
+
+	t.Run("a changed ConfigMap is copied and read by the preview", func(t *testing.T) {
+		cm := waitConfigMap(t, ns, "hello-config-pr-1", "hello there")
+		if cm.Labels[plan.PullRequestLabel] != "1" || cm.Labels[plan.RepositoryLabel] != "hello" {
+			t.Errorf("copy labels %v", cm.Labels)
+		}
+		rev := &servingv1.Revision{}
+		preview := "hello-pr1-" + configHead[:7]
+		eventually(t, "preview Revision "+preview, func(ctx context.Context) (bool, string) {
+			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: preview}, rev)
+			return err == nil, fmt.Sprint(err)
+		})
+		if got := rev.Spec.Containers[0].EnvFrom[0].ConfigMapRef.Name; got != "hello-config-pr-1" {
+			t.Errorf("preview Revision reads ConfigMap %q, want the copy", got)
+		}
+		waitConfigMap(t, ns, "hello-config", "hi")
+		svc, err := getService(ctx, ns, "hello")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := svc.Spec.Template.Spec.Containers[0].EnvFrom[0].ConfigMapRef.Name; got != "hello-config" {
+			t.Errorf("production's Service reads %q", got)
+		}
+	})
+
+	t.Run("an added Service gets a preview Service whose URL is the pull request's", func(t *testing.T) {
+		svc := &servingv1.Service{}
+		eventually(t, "preview Service api-pr-2", func(ctx context.Context) (bool, string) {
+			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "api-pr-2"}, svc)
+			return err == nil, fmt.Sprint(err)
+		})
+		if svc.Labels[plan.PullRequestLabel] != "2" || svc.Spec.Template.Name != "api-pr-2-"+apiHead[:7] {
+			t.Errorf("preview Service labels %v, template %q", svc.Labels, svc.Spec.Template.Name)
+		}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "api"}, &servingv1.Service{}); !apierrors.IsNotFound(err) {
+			t.Errorf("Service api deployed to production: %v", err)
+		}
+		url := "http://api-pr-2." + ns + ".example.com"
+		playPreviewService(t, ns, "api-pr-2", svc.Spec.Template.Name, url)
+		eventually(t, "pull request 2 ready at "+url, func(ctx context.Context) (bool, string) {
+			pr := &knitv1alpha1.PullRequest{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello-2"}, pr); err != nil {
+				return false, err.Error()
+			}
+			return pr.Status.URL == url && pr.Status.GetCondition(duckv1.ConditionReady).IsTrue(), fmt.Sprintf("%+v", pr.Status)
+		})
+	})
+
+	t.Run("a name production holds is never written", func(t *testing.T) {
+		eventually(t, "pull request 3 failed naming the ConfigMap", func(ctx context.Context) (bool, string) {
+			pr := &knitv1alpha1.PullRequest{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello-3"}, pr); err != nil {
+				return false, err.Error()
+			}
+			c := pr.Status.GetCondition(duckv1.ConditionReady)
+			return c.IsFalse() && strings.Contains(c.Message, "ConfigMap hello-config-pr-3"), fmt.Sprintf("%+v", c)
+		})
+		waitConfigMap(t, ns, "hello-config-pr-3", "production's")
+	})
+
+	t.Run("closing the pull requests deletes their previews", func(t *testing.T) {
+		for _, n := range []string{"hello-1", "hello-2", "hello-3"} {
+			updatePR(t, ns, n, func(pr *knitv1alpha1.PullRequest) { pr.Spec.State = knitv1alpha1.PullRequestClosed })
+		}
+		eventually(t, "preview Service and copy deleted", func(ctx context.Context) (bool, string) {
+			for name, o := range map[string]client.Object{"api-pr-2": &servingv1.Service{}, "hello-config-pr-1": &corev1.ConfigMap{}} {
+				if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, o); !apierrors.IsNotFound(err) {
+					return false, fmt.Sprintf("%s: %v", name, err)
+				}
+			}
+			return true, ""
+		})
+		waitConfigMap(t, ns, "hello-config", "hi")
+		waitConfigMap(t, ns, "hello-config-pr-3", "production's")
+	})
+}
+
+func createPR(t *testing.T, ns string, number int64, head string) {
+	t.Helper()
+	pr := &knitv1alpha1.PullRequest{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("hello-%d", number)},
+		Spec: knitv1alpha1.PullRequestSpec{Repository: "hello", Number: number, HeadBranch: head, BaseBranch: "main",
+			State: knitv1alpha1.PullRequestOpen},
+	}
+	if err := k8s.Create(context.Background(), pr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitConfigMap waits for ConfigMap name to greet with greeting.
+func waitConfigMap(t *testing.T, ns, name, greeting string) *corev1.ConfigMap {
+	t.Helper()
+	cm := &corev1.ConfigMap{}
+	eventually(t, fmt.Sprintf("ConfigMap %s greets %q", name, greeting), func(ctx context.Context) (bool, string) {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cm); err != nil {
+			return false, err.Error()
+		}
+		return cm.Data["greeting"] == greeting, fmt.Sprint(cm.Data)
+	})
+	return cm
+}
+
+// playPreviewService plays the Configuration, Revision and Service
+// reconcilers for preview Service name: its Revision rev exists and is
+// ready, and the Service is ready at url.
+func playPreviewService(t *testing.T, ns, name, rev, url string) {
+	t.Helper()
+	ctx := context.Background()
+	r := &servingv1.Revision{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: rev,
+		Labels: map[string]string{plan.RepositoryLabel: "hello", servingv1.ServiceLabelKey: name}}}
+	r.Spec.Containers = []corev1.Container{{Image: "example.com/api"}}
+	if err := k8s.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	setReady(t, r, ns, rev, corev1.ConditionTrue)
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		svc, err := getService(ctx, ns, name)
+		if err != nil {
+			return err
+		}
+		svc.Status.ObservedGeneration = svc.Generation
+		svc.Status.LatestCreatedRevisionName, svc.Status.LatestReadyRevisionName, svc.Status.URL = rev, rev, url
+		svc.Status.Conditions = duckv1.Conditions{{Type: duckv1.ConditionReady, Status: corev1.ConditionTrue, Reason: "Test"}}
+		return k8s.Status().Update(ctx, svc)
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
