@@ -3,6 +3,7 @@ package announce
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,7 +60,7 @@ func (r *revisionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if typ == events.TypeRevisionFailed {
 		data.Failure = &events.Failure{Reason: ready.Reason, Message: ready.Message}
 	}
-	r.a.send(ctx, rev.Namespace, events.Occurrence{
+	r.a.send(ctx, rev.Namespace, rev.Labels[plan.PullRequestLabel], events.Occurrence{
 		Type: typ, Resource: events.Resource{Kind: "Revision", Namespace: rev.Namespace, Name: rev.Name},
 		Key: string(rev.UID) + " " + key, Data: data,
 	})
@@ -96,7 +97,7 @@ func (a *Announcer) revisionURL(ctx context.Context, rev *servingv1.Revision) st
 // remembers across restarts), while a new error on the same commit (a
 // Role granted, a different refusal) is a new event.
 func (a *Announcer) SyncFailed(ctx context.Context, repo *knitv1alpha1.GitRepository, c plan.Commit, err error) {
-	a.send(ctx, repo.Namespace, events.Occurrence{
+	a.send(ctx, repo.Namespace, "", events.Occurrence{
 		Type:     events.TypeSyncFailed,
 		Resource: events.Resource{Kind: "GitRepository", Namespace: repo.Namespace, Name: repo.Name},
 		Key:      strings.Join([]string{string(repo.UID), c.Branch, c.SHA, err.Error()}, "\x00"),
@@ -110,7 +111,7 @@ func (a *Announcer) SyncFailed(ctx context.Context, repo *knitv1alpha1.GitReposi
 // CanaryFailed announces that pull request pr's canary of commit was
 // rolled back, with the analysis' reason.
 func (a *Announcer) CanaryFailed(ctx context.Context, pr *knitv1alpha1.PullRequest, commit, revision, reason string) {
-	a.send(ctx, pr.Namespace, events.Occurrence{
+	a.send(ctx, pr.Namespace, strconv.FormatInt(pr.Spec.Number, 10), events.Occurrence{
 		Type:     events.TypeCanaryFailed,
 		Resource: events.Resource{Kind: "PullRequest", Namespace: pr.Namespace, Name: pr.Name},
 		Key:      fmt.Sprintf("%s %s", pr.UID, commit),

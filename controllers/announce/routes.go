@@ -40,7 +40,7 @@ func (r *routeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if !r.a.once(string(rt.UID), state) {
 		return ctrl.Result{}, nil
 	}
-	r.a.send(ctx, rt.Namespace, events.Occurrence{
+	r.a.send(ctx, rt.Namespace, rt.Labels[plan.PullRequestLabel], events.Occurrence{
 		Type:     events.TypeRouteUpdated,
 		Resource: events.Resource{Kind: "Route", Namespace: rt.Namespace, Name: rt.Name},
 		Key:      fmt.Sprintf("%s %d %s", rt.UID, rt.Generation, state),

@@ -14,6 +14,7 @@ import (
 	duckv1 "github.com/knitops/knit/api/duck/v1"
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
 	"github.com/knitops/knit/gitsync/events"
+	"github.com/knitops/knit/gitsync/plan"
 )
 
 // statsPeriod is how often an EventSink's delivered and dropped counts are
@@ -27,13 +28,28 @@ type Announcer struct {
 	dispatcher *events.Dispatcher
 
 	mu    sync.Mutex
-	sinks map[string][]events.Sink // by namespace
-	sent  map[string]string        // last announced state per object UID
+	sinks map[string][]scopedSink // by namespace
+	sent  map[string]string       // last announced state per object UID
 }
 
 // New returns an Announcer delivering through dispatcher.
 func New(c client.Client, dispatcher *events.Dispatcher) *Announcer {
-	return &Announcer{client: c, dispatcher: dispatcher, sinks: map[string][]events.Sink{}, sent: map[string]string{}}
+	return &Announcer{client: c, dispatcher: dispatcher, sinks: map[string][]scopedSink{}, sent: map[string]string{}}
+}
+
+// scopedSink is a namespace's sink and the pull request whose preview it
+// is ("" for none). A pull request's head may change an EventSink; its
+// preview copy (plan.PreviewName) hears of that pull request's objects
+// only: production's events never go where an unmerged head points.
+type scopedSink struct {
+	events.Sink
+	pullRequest string
+}
+
+// hears reports whether s is sent an event about an object of
+// pullRequest ("" for production's).
+func (s scopedSink) hears(pullRequest string) bool {
+	return s.pullRequest == "" || s.pullRequest == pullRequest
 }
 
 // sinksReconciler keeps the dispatcher's sinks equal to the EventSinks
@@ -45,14 +61,14 @@ func (r *sinksReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if err := r.a.client.List(ctx, list); err != nil {
 		return ctrl.Result{}, err
 	}
-	byNS := map[string][]events.Sink{}
+	byNS := map[string][]scopedSink{}
 	var all []events.Sink
 	for _, es := range list.Items {
 		s := sinkOf(&es)
 		if s.Validate() != nil {
 			continue
 		}
-		byNS[es.Namespace] = append(byNS[es.Namespace], s)
+		byNS[es.Namespace] = append(byNS[es.Namespace], scopedSink{Sink: s, pullRequest: es.Labels[plan.PullRequestLabel]})
 		all = append(all, s)
 	}
 	if err := r.a.dispatcher.SetSinks(all...); err != nil {
@@ -117,10 +133,16 @@ func sinkOf(es *knitv1alpha1.EventSink) events.Sink {
 	return events.Sink{Name: es.Namespace + "/" + es.Name, URL: es.Spec.URI, Types: es.Spec.Types, Mode: mode}
 }
 
-// send announces o to the sinks of namespace, if it has any.
-func (a *Announcer) send(ctx context.Context, namespace string, o events.Occurrence) {
+// send announces o, about an object of pullRequest ("" for
+// production's), to the sinks of namespace that hear of it, if any.
+func (a *Announcer) send(ctx context.Context, namespace, pullRequest string, o events.Occurrence) {
+	var sinks []events.Sink
 	a.mu.Lock()
-	sinks := a.sinks[namespace]
+	for _, s := range a.sinks[namespace] {
+		if s.hears(pullRequest) {
+			sinks = append(sinks, s.Sink)
+		}
+	}
 	a.mu.Unlock()
 	if len(sinks) == 0 {
 		return
