@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -108,10 +109,33 @@ func PlanPreview(in PreviewInput) (*Preview, error) {
 		// to look at: a preview of each of the base's, as they are.
 		errs = append(errs, out.addServices(in, base, renames, true))
 	}
+	errs = append(errs, out.checkNames(in))
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return out, nil
+}
+
+// checkNames refuses a preview object named as an object the base branch
+// deploys: the branch's apply, in the same pass, would take it over. The
+// controller checks the live objects too: this catches the ones the
+// branch is about to create.
+func (p *Preview) checkNames(in PreviewInput) error {
+	production := map[kindName]bool{}
+	for _, o := range in.Base {
+		name := o.GetName()
+		if o.GroupVersionKind() == serviceGVK {
+			name = ServiceName(name, in.BaseBranch, in.BaseMain)
+		}
+		production[kindName{o.GroupVersionKind(), name}] = true
+	}
+	var errs []error
+	for _, o := range slices.Concat(p.Copies, p.Services) {
+		if production[kindName{o.GroupVersionKind(), o.GetName()}] {
+			errs = append(errs, fmt.Errorf("%s %s: the preview would take the name of the base branch's own %s", o.GetKind(), o.GetName(), o.GetKind()))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 type kindName struct {

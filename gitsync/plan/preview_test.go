@@ -278,12 +278,14 @@ func TestPlanPreviewService(t *testing.T) {
 
 func TestPlanPreviewRefuses(t *testing.T) {
 	other := strings.Replace(configV2, "name: hello-config", "name: hello-config\n  namespace: prod", 1)
+	taken := strings.Replace(configV1, "name: hello-config", "name: hello-config-pr-3", 1)
 	for _, tc := range []struct {
 		name  string
 		kinds Kinds
 		head  string
 		want  string
 	}{
+		{"a name the base branch deploys", Kinds{}, configV2, "ConfigMap hello-config-pr-3: the preview would take the name"},
 		{"a kind the repository may not deploy", Kinds{Allowed: []string{"Service.serving.knative.dev"}}, configV2, "ConfigMap hello-config: kind ConfigMap is not allowed"},
 		{"another namespace", Kinds{}, other, `ConfigMap hello-config: namespace "prod"`},
 		{"a Service that is not one", Kinds{}, "apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata: {name: api}\nspec: {template: 3}\n", "Service api:"},
@@ -292,7 +294,7 @@ func TestPlanPreviewRefuses(t *testing.T) {
 			var head []*unstructured.Unstructured
 			head = append(head, parse(t, tc.head))
 			_, err := PlanPreview(PreviewInput{Head: previewHead(), Number: 3, BaseBranch: "main", BaseMain: true, Rendered: head, Kinds: tc.kinds,
-				Base: []*unstructured.Unstructured{parse(t, configV1)}})
+				Base: []*unstructured.Unstructured{parse(t, configV1), parse(t, taken)}})
 			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want ErrInvalid naming %q", err, tc.want)
 			}
