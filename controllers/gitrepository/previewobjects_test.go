@@ -50,19 +50,22 @@ func TestWholePreviews(t *testing.T) {
 	ns := newNamespace(t)
 	g := newGitRepo(t)
 	g.commit("main", map[string]string{
-		"kustomization.yaml": "resources:\n  - service.yaml\n  - config.yaml\n  - taken.yaml\n",
+		"kustomization.yaml": "resources:\n  - service.yaml\n  - config.yaml\n",
 		"service.yaml":       readsConfigYAML("hello"),
 		"config.yaml":        greetingYAML("hello-config", "hi"),
-		// Production happens to hold the name pull request 3's copy
-		// would take.
-		"taken.yaml": greetingYAML("hello-config-pr-3", "production's"),
 	})
+	// Someone's ConfigMap happens to bear the name pull request 3's copy
+	// would take.
+	taken := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hello-config-pr-3"}, Data: map[string]string{"greeting": "production's"}}
+	if err := k8s.Create(ctx, taken); err != nil {
+		t.Fatal(err)
+	}
 	g.git("checkout", "-qb", "config")
 	configHead := g.commit("Greet warmly", map[string]string{"config.yaml": greetingYAML("hello-config", "hello there")})
 	g.git("checkout", "-q", "main")
 	g.git("checkout", "-qb", "api")
 	apiHead := g.commit("Add an API", map[string]string{
-		"kustomization.yaml": "resources:\n  - service.yaml\n  - config.yaml\n  - taken.yaml\n  - api.yaml\n",
+		"kustomization.yaml": "resources:\n  - service.yaml\n  - config.yaml\n  - api.yaml\n",
 		"api.yaml":           readsConfigYAML("api"),
 	})
 	g.git("checkout", "-q", "main")
@@ -198,4 +201,64 @@ func playPreviewService(t *testing.T, ns, name, rev, url string) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestDeletionPolicyDeletesPreviews: the preview Services and copies are
+// in the inventory, marked with their pull request, so deleting the
+// GitRepository (deletionPolicy Delete) deletes them with the rest.
+func TestDeletionPolicyDeletesPreviews(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	g := newGitRepo(t)
+	g.commit("main", map[string]string{
+		"kustomization.yaml": "resources:\n  - service.yaml\n  - config.yaml\n",
+		"service.yaml":       readsConfigYAML("hello"),
+		"config.yaml":        greetingYAML("hello-config", "hi"),
+	})
+	g.git("checkout", "-qb", "both")
+	g.commit("Add an API, greet warmly", map[string]string{
+		"kustomization.yaml": "resources:\n  - service.yaml\n  - config.yaml\n  - api.yaml\n",
+		"config.yaml":        greetingYAML("hello-config", "hello there"),
+		"api.yaml":           readsConfigYAML("api"),
+	})
+	g.git("checkout", "-q", "main")
+	createRepo(t, ns, "hello", g.dir)
+	createPR(t, ns, 1, "both")
+	waitConfigMap(t, ns, "hello-config-pr-1", "hello there")
+	svc := &servingv1.Service{}
+	eventually(t, "preview Service api-pr-1 reading the copy", func(ctx context.Context) (bool, string) {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "api-pr-1"}, svc); err != nil {
+			return false, err.Error()
+		}
+		got := svc.Spec.Template.Spec.Containers[0].EnvFrom[0].ConfigMapRef.Name
+		return got == "hello-config-pr-1", "reads " + got
+	})
+	repo := &knitv1alpha1.GitRepository{}
+	eventually(t, "the previews in the inventory", func(ctx context.Context) (bool, string) {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello"}, repo); err != nil {
+			return false, err.Error()
+		}
+		previews := 0
+		for _, ref := range repo.Status.Inventory {
+			if ref.PullRequest == 1 && ref.Branch == "main" {
+				previews++
+			}
+		}
+		return previews == 2, fmt.Sprintf("%+v", repo.Status.Inventory)
+	})
+
+	if err := k8s.Delete(ctx, repo); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the GitRepository and its previews gone", func(ctx context.Context) (bool, string) {
+		for _, o := range []struct {
+			name string
+			obj  client.Object
+		}{{"hello", &knitv1alpha1.GitRepository{}}, {"api-pr-1", &servingv1.Service{}}, {"hello-config-pr-1", &corev1.ConfigMap{}}} {
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: o.name}, o.obj); !apierrors.IsNotFound(err) {
+				return false, fmt.Sprintf("%s: %v", o.name, err)
+			}
+		}
+		return true, ""
+	})
 }
