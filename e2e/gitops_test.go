@@ -51,7 +51,8 @@ const (
 // a second push rolls out, while docs-only commits and repeated pushes
 // stamp nothing; a pull request previews under its tag and takes its
 // canary share, follows pushes to its branch, and leaves nothing when
-// closed, while a merged one promotes main's new commit; a broken YAML
+// closed, while a merged one promotes main's new commit and one adding a
+// Service previews it as a Service of its own; a broken YAML
 // push and an app that never gets ready each leave the last good revision
 // serving until a good push recovers; every ready revision is announced
 // exactly once to CloudEvents sinks (binary and structured); a signed
@@ -79,6 +80,7 @@ func TestGitOpsJourney(t *testing.T) {
 		{"a second push rolls out; docs-only commits and repeated pushes stamp nothing", j.secondPush},
 		{"a pull request previews under its tag, canaries, follows its branch and leaves nothing when closed", j.pullRequest},
 		{"a merged pull request promotes main's new commit", j.mergedPullRequest},
+		{"a PR adding a new Service gets a preview URL that answers", j.pullRequestAddingService},
 		{"a broken push and an app that never gets ready leave the last good revision serving", j.badCommits},
 		{"a signed GitHub push webhook is taken, an unsigned or mis-signed one refused", j.webhook},
 		{"every ready revision is announced once with its commit", j.announcements},
@@ -252,6 +254,53 @@ func (j *gitopsJourney) mergedPullRequest(t *testing.T) {
 	if seen := j.answers(100); seen["Hello Merged!"] != 100 {
 		t.Errorf("after the merge, answers over 100 requests = %v, want all Hello Merged!", seen)
 	}
+}
+
+// greeterYAML is a Service the journey's third pull request adds.
+const greeterYAML = `apiVersion: serving.knative.dev/v1
+kind: Service
+metadata:
+  name: greeter
+spec:
+  template:
+    spec:
+      containers:
+        - image: ko://./cmd/hello
+          env:
+            - name: TARGET
+              value: Greeter
+`
+
+// pullRequestAddingService opens a pull request whose head adds Service
+// greeter: it is previewed as Service greeter-pr-3, whose URL is the pull
+// request's and answers, while production gets no greeter and hello
+// keeps serving; closing the pull request deletes the preview Service.
+func (j *gitopsJourney) pullRequestAddingService(t *testing.T) {
+	j.app.git("switch", "--quiet", "-c", "greeter")
+	j.app.write("greeter.yaml", greeterYAML)
+	j.app.replace("kustomization.yaml", "  - service.yaml\n", "  - service.yaml\n  - greeter.yaml\n")
+	head := j.app.commitAll("Add a greeter")
+	j.push("greeter")
+	out := j.knit("pr", "open", "--repo", "hello", "--head", "greeter", "--base", "main", "--wait", "4m")
+	const host = "greeter-pr-3.default.localhost"
+	if !strings.Contains(out, "preview ready at http://"+host) {
+		t.Errorf("knit pr open said %q, want the preview Service's URL http://%s", out, host)
+	}
+	j.waitReady("greeter-pr-3-"+head[:7], head, time.Minute)
+	waitBody(t, j.d.httpAddr, host, "Hello Greeter!", time.Minute)
+	if err := j.c.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "greeter"}, &servingv1.Service{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Service greeter deployed before the merge: %v", err)
+	}
+	j.serving(j.main, j.greeting)
+
+	j.knit("pr", "close", "--repo", "hello", "3")
+	waitFor(t, "preview Service greeter-pr-3 deleted", time.Minute, func(ctx context.Context) (bool, string) {
+		err := j.c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "greeter-pr-3"}, &servingv1.Service{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	j.waitNotFound(host)
+	j.waitPullRequestDone(3, "Closed")
+	j.app.git("switch", "--quiet", "main")
 }
 
 func (j *gitopsJourney) badCommits(t *testing.T) {

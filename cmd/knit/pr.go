@@ -165,6 +165,10 @@ func waitPreview(ctx context.Context, c client.Client, key types.NamespacedName,
 		}
 		ready := pr.Status.GetCondition(duckv1.ConditionReady)
 		switch {
+		case ready.IsTrue() && pr.Status.URL != "" && pr.Status.RevisionName == "":
+			// A head that only adds Services: its preview Services serve.
+			fmt.Fprintf(out, "preview ready at %s\n", pr.Status.URL)
+			return true, nil
 		case ready.IsTrue() && pr.Status.URL != "":
 			fmt.Fprintf(out, "preview %s ready at %s\n", pr.Status.RevisionName, pr.Status.URL)
 			return true, nil
