@@ -262,3 +262,44 @@ func TestDeletionPolicyDeletesPreviews(t *testing.T) {
 		return true, ""
 	})
 }
+
+// TestInvalidPreviewWritesNothing: a head whose copy the API refuses
+// fails its pull request's preview naming the copy, and nothing of it is
+// written: not the preview Service it adds (every object is dry-run
+// first), not a preview Revision, not production's ConfigMap.
+func TestInvalidPreviewWritesNothing(t *testing.T) {
+	ns := newNamespace(t)
+	g := newGitRepo(t)
+	g.commit("main", map[string]string{
+		"kustomization.yaml": "resources:\n  - service.yaml\n  - config.yaml\n",
+		"service.yaml":       readsConfigYAML("hello"),
+		"config.yaml":        greetingYAML("hello-config", "hi"),
+	})
+	g.git("checkout", "-qb", "bad")
+	head := g.commit("Break the config", map[string]string{
+		"kustomization.yaml": "resources:\n  - service.yaml\n  - config.yaml\n  - api.yaml\n",
+		// A ConfigMap key may not hold a space: the API refuses it.
+		"config.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hello-config\ndata:\n  bad key: hello\n",
+		"api.yaml":    readsConfigYAML("api"),
+	})
+	g.git("checkout", "-q", "main")
+	createRepo(t, ns, "hello", g.dir)
+	createPR(t, ns, 1, "bad")
+	eventually(t, "pull request 1 failed naming the copy", func(ctx context.Context) (bool, string) {
+		pr := &knitv1alpha1.PullRequest{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello-1"}, pr); err != nil {
+			return false, err.Error()
+		}
+		c := pr.Status.GetCondition(duckv1.ConditionReady)
+		return c.IsFalse() && strings.Contains(c.Message, "ConfigMap hello-config-pr-1"), fmt.Sprintf("%+v", c)
+	})
+	ctx := context.Background()
+	for name, o := range map[string]client.Object{
+		"api-pr-1": &servingv1.Service{}, "hello-config-pr-1": &corev1.ConfigMap{}, "hello-pr1-" + head[:7]: &servingv1.Revision{},
+	} {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, o); !apierrors.IsNotFound(err) {
+			t.Errorf("%s written for an invalid head: %v", name, err)
+		}
+	}
+	waitConfigMap(t, ns, "hello-config", "hi")
+}
