@@ -41,9 +41,9 @@ func (r *Reconciler) apply(ctx context.Context, repo *knitv1alpha1.GitRepository
 }
 
 // prune deletes what the repository applied before and a later commit
-// removed, and previews no open pull request wants: preview Revisions,
-// and preview Services and copies, which are in the inventory. It prunes nothing
-// while a branch failed: the next good commit will.
+// removed, and previews no open pull request wants: preview Services and
+// copies, which are in the inventory, and preview Revisions, except
+// while a branch failed: the next good commit prunes those.
 func (p *pass) prune(ctx context.Context) error {
 	keep := map[knitv1alpha1.ObjectReference]bool{}
 	for _, ref := range p.inventory {
