@@ -127,7 +127,7 @@ func (a *Announcer) CanaryFailed(ctx context.Context, pr *knitv1alpha1.PullReque
 // rollout (repository, Service, Revision): the reconciler calls it once,
 // at the transition.
 func (a *Announcer) RolloutFailed(ctx context.Context, repo *knitv1alpha1.GitRepository, ro knitv1alpha1.RolloutStatus) {
-	a.send(ctx, repo.Namespace, events.Occurrence{
+	a.send(ctx, repo.Namespace, "", events.Occurrence{
 		Type:     events.TypeRolloutFailed,
 		Resource: events.Resource{Kind: "Service", Namespace: repo.Namespace, Name: ro.Service},
 		Key:      strings.Join([]string{string(repo.UID), ro.Branch, ro.Service, ro.Revision}, "\x00"),

@@ -5,6 +5,7 @@ package gitrepository
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,23 +114,14 @@ func TestWholePreviews(t *testing.T) {
 		}
 		url := "http://api-pr-2." + ns + ".example.com"
 		playPreviewService(t, ns, "api-pr-2", svc.Spec.Template.Name, url)
-		eventually(t, "pull request 2 ready at "+url, func(ctx context.Context) (bool, string) {
-			pr := &knitv1alpha1.PullRequest{}
-			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello-2"}, pr); err != nil {
-				return false, err.Error()
-			}
-			return pr.Status.URL == url && pr.Status.GetCondition(duckv1.ConditionReady).IsTrue(), fmt.Sprintf("%+v", pr.Status)
+		waitPreview(t, ns, 2, "ready with its preview Service api-pr-2", func(p *knitv1alpha1.PreviewStatus) bool {
+			return p.Phase == knitv1alpha1.PreviewReady && slices.Equal(p.Services, []string{"api-pr-2"}) && len(p.RevisionNames) == 0
 		})
 	})
 
 	t.Run("a name production holds is never written", func(t *testing.T) {
-		eventually(t, "pull request 3 failed naming the ConfigMap", func(ctx context.Context) (bool, string) {
-			pr := &knitv1alpha1.PullRequest{}
-			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello-3"}, pr); err != nil {
-				return false, err.Error()
-			}
-			c := pr.Status.GetCondition(duckv1.ConditionReady)
-			return c.IsFalse() && strings.Contains(c.Message, "ConfigMap hello-config-pr-3"), fmt.Sprintf("%+v", c)
+		waitPreview(t, ns, 3, "failed naming the ConfigMap", func(p *knitv1alpha1.PreviewStatus) bool {
+			return p.Phase == knitv1alpha1.PreviewFailed && strings.Contains(p.Message, "ConfigMap hello-config-pr-3")
 		})
 		waitConfigMap(t, ns, "hello-config-pr-3", "production's")
 	})
@@ -285,13 +277,8 @@ func TestInvalidPreviewWritesNothing(t *testing.T) {
 	g.git("checkout", "-q", "main")
 	createRepo(t, ns, "hello", g.dir)
 	createPR(t, ns, 1, "bad")
-	eventually(t, "pull request 1 failed naming the copy", func(ctx context.Context) (bool, string) {
-		pr := &knitv1alpha1.PullRequest{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello-1"}, pr); err != nil {
-			return false, err.Error()
-		}
-		c := pr.Status.GetCondition(duckv1.ConditionReady)
-		return c.IsFalse() && strings.Contains(c.Message, "ConfigMap hello-config-pr-1"), fmt.Sprintf("%+v", c)
+	waitPreview(t, ns, 1, "failed naming the copy", func(p *knitv1alpha1.PreviewStatus) bool {
+		return p.Phase == knitv1alpha1.PreviewFailed && strings.Contains(p.Message, "ConfigMap hello-config-pr-1")
 	})
 	ctx := context.Background()
 	for name, o := range map[string]client.Object{
@@ -302,4 +289,19 @@ func TestInvalidPreviewWritesNothing(t *testing.T) {
 		}
 	}
 	waitConfigMap(t, ns, "hello-config", "hi")
+}
+
+// waitPreview waits until repository hello's status.previews entry for
+// pull request number satisfies ok: what its PullRequest's status is
+// computed from (controllers/pullrequest).
+func waitPreview(t *testing.T, ns string, number int64, what string, ok func(*knitv1alpha1.PreviewStatus) bool) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("pull request %d's preview %s", number, what), func(ctx context.Context) (bool, string) {
+		repo := &knitv1alpha1.GitRepository{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello"}, repo); err != nil {
+			return false, err.Error()
+		}
+		p := repo.Status.Preview(number)
+		return p != nil && ok(p), fmt.Sprintf("%+v", p)
+	})
 }
