@@ -1,6 +1,7 @@
 package pullrequest
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -58,7 +59,9 @@ func previewStatus(pr *knitv1alpha1.PullRequest) status {
 	ready := pr.Status.GetCondition(duckv1.ConditionReady)
 	switch {
 	case ready.IsTrue() && pr.Status.URL != "":
-		return status{state: stateSuccess, description: "Preview ready: " + pr.Status.RevisionName, targetURL: pr.Status.URL}
+		// A head that only adds Services has no tagged Revision: its
+		// preview is a Service of its own, at the URL.
+		return status{state: stateSuccess, description: "Preview ready: " + cmp.Or(pr.Status.RevisionName, pr.Status.URL), targetURL: pr.Status.URL}
 	case ready.IsFalse():
 		return status{state: stateFailure, description: clip(ready.Message, 140)}
 	default:

@@ -35,6 +35,12 @@ func TestDesiredReport(t *testing.T) {
 		{"ready: the preview URL is the status' target", prWith(corev1.ConditionTrue, "", nil),
 			status{state: stateSuccess, description: "Preview ready: hello-pr-1-abc1234", targetURL: "http://pr-1-hello.default.localhost:8080"},
 			status{}, []string{"is ready: http://pr-1-hello.default.localhost:8080", "`hello-pr-1-abc1234`"}},
+		{"ready, a preview Service of its own: its URL is the description", func() *knitv1alpha1.PullRequest {
+			pr := prWith(corev1.ConditionTrue, "", nil)
+			pr.Status.RevisionName = ""
+			return pr
+		}(), status{state: stateSuccess, description: "Preview ready: http://pr-1-hello.default.localhost:8080", targetURL: "http://pr-1-hello.default.localhost:8080"},
+			status{}, []string{"is ready: http://pr-1-hello.default.localhost:8080"}},
 		{"failed: the reason is the description", prWith(corev1.ConditionFalse, "preview Revision hello-pr-1 failed: CrashLoopBackOff", nil),
 			status{state: stateFailure, description: "preview Revision hello-pr-1 failed: CrashLoopBackOff"}, status{}, []string{"failed: preview Revision"}},
 		{"canary running", prWith(corev1.ConditionTrue, "", running(1, 10, 0)), status{state: stateSuccess,
