@@ -292,6 +292,11 @@ func (j *gitopsJourney) pullRequestAddingService(t *testing.T) {
 		t.Errorf("Service greeter deployed before the merge: %v", err)
 	}
 	j.serving(j.main, j.greeting)
+	// Its readiness is announced (with the preview Service's URL, which
+	// the announcer waits for) before the pull request closes: a Revision
+	// deleted first would never be.
+	rev := "greeter-pr-3-" + head[:7]
+	j.waitEvent(j.binary, "revision.ready for "+rev, ofType(typeRevisionReady, "default/"+rev))
 
 	j.knit("pr", "close", "--repo", "hello", "3")
 	waitFor(t, "preview Service greeter-pr-3 deleted", time.Minute, func(ctx context.Context) (bool, string) {

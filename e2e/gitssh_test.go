@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -70,4 +72,25 @@ func TestSSHDeployKeyJourney(t *testing.T) {
 		f := r.Status.GetCondition(knitv1alpha1.GitRepositoryConditionFetched)
 		return f.IsFalse() && strings.Contains(f.Message, "is not in the Secret's known_hosts: refusing to authenticate"), fmt.Sprintf("Fetched: %+v", f)
 	})
+
+	// deletionPolicy Orphan: the repository goes, what it deployed keeps
+	// serving (the GitOps journey deletes its own with Delete).
+	r := &knitv1alpha1.GitRepository{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "hello"}, r); err != nil {
+		t.Fatal(err)
+	}
+	r.Spec.DeletionPolicy = knitv1alpha1.DeletionPolicyOrphan
+	if err := c.Update(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "GitRepository hello gone", time.Minute, func(ctx context.Context) (bool, string) {
+		err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "hello"}, &knitv1alpha1.GitRepository{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	if code, body, err := getPath(d.httpAddr, helloHost, "/"); err != nil || code != http.StatusOK || !strings.Contains(body, "Hello GitOps!") {
+		t.Errorf("after deleting its GitRepository with deletionPolicy Orphan, hello answers %d %q %v; want it still serving", code, body, err)
+	}
 }
