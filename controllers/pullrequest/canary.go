@@ -2,6 +2,7 @@ package pullrequest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,15 +16,23 @@ import (
 	"github.com/knitops/knit/gitsync/stepper"
 )
 
+// errNoBase refuses a stepped canary of a head that only adds Services.
+var errNoBase = errors.New("a canary shares a base Service's traffic, and this pull request's head only adds Services " +
+	"(each previewed as a Service of its own): there is no traffic to step")
+
 // reconcileCanary moves pr's stepped canary on and returns when to look
-// again. It sets status.canary and the Canary condition.
-func (r *Reconciler) reconcileCanary(ctx context.Context, pr *knitv1alpha1.PullRequest, commit string) (time.Duration, error) {
+// again. It sets status.canary and the Canary condition. noBase: the
+// head's preview is Services of their own, with no base traffic to share.
+func (r *Reconciler) reconcileCanary(ctx context.Context, pr *knitv1alpha1.PullRequest, commit string, noBase bool) (time.Duration, error) {
 	if !prmodel.Approved(pr, commit) {
 		// A fork's head no maintainer approved gets no traffic.
 		pr.Status.Canary = nil
 		return 0, nil
 	}
 	p, src, err := planFor(pr)
+	if err == nil && src != canary.SourceNone && noBase {
+		err = errNoBase
+	}
 	switch {
 	case err != nil:
 		pr.Status.Canary = &knitv1alpha1.CanaryStatus{Phase: knitv1alpha1.CanaryInvalid, Message: err.Error()}

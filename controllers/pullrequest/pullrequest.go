@@ -53,7 +53,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	markOpen(pr, repo, base, services)
 	commit := headOf(pr, repo)
-	after, err := r.reconcileCanary(ctx, pr, commit)
+	after, err := r.reconcileCanary(ctx, pr, commit, addsOnly(repo.Status.Preview(pr.Spec.Number)))
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -186,6 +186,28 @@ func TestReconcileSurfacesForgeErrorsAndRetries(t *testing.T) {
 	}
 }
 
+// A canary of a head that only adds Services has no base traffic to
+// step: its plan is refused, saying why, and the preview stays Ready.
+func TestCanaryOfAHeadThatOnlyAddsServicesIsInvalid(t *testing.T) {
+	g := newRig(t, "knit: canary 20,50 every 10s")
+	repo := &knitv1alpha1.GitRepository{}
+	if err := g.c.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "hello"}, repo); err != nil {
+		t.Fatal(err)
+	}
+	repo.Status.Previews = []knitv1alpha1.PreviewStatus{{Number: 1, Commit: head, Phase: knitv1alpha1.PreviewReady, Services: []string{"api-pr-1"}}}
+	if err := g.c.Update(context.Background(), repo); err != nil { // no status subresource in this fake
+		t.Fatal(err)
+	}
+	pr, _, err := g.reconcile(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := pr.Status.GetCondition(knitv1alpha1.PullRequestConditionCanary)
+	if pr.Status.Canary == nil || pr.Status.Canary.Phase != knitv1alpha1.CanaryInvalid || !c.IsFalse() || !strings.Contains(c.Message, "only adds Services") {
+		t.Errorf("canary %+v, condition %+v; want Invalid saying the head only adds Services", pr.Status.Canary, c)
+	}
+}
+
 func TestReconcileRunsTheCanary(t *testing.T) {
 	g := newRig(t, "knit: canary 20,50 every 10s")
 	pr, res, err := g.reconcile(t)

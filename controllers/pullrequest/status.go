@@ -99,6 +99,12 @@ func previewServices(services []*servingv1.Service, want int) (ready bool, url, 
 	return ready, url, failed
 }
 
+// addsOnly: the preview is Services of their own, no tagged Revision of
+// a base Service.
+func addsOnly(out *knitv1alpha1.PreviewStatus) bool {
+	return out != nil && len(out.RevisionNames) == 0 && len(out.Services) > 0
+}
+
 // tagURL is the URL base's routes give tag, "" while they give none.
 func tagURL(base *servingv1.Service, tag string) string {
 	if base == nil {
