@@ -204,7 +204,7 @@ func (j *journey) buildOverSSH(t *testing.T) {
 			client.MatchingLabels{"knit.dev/repository": repo}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 	})
 	for _, o := range []client.Object{
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: repo}, Data: map[string][]byte{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: repo, Labels: map[string]string{"knit.dev/git-credentials": "true"}}, Data: map[string][]byte{
 			"identity": identity, "known_hosts": []byte(srv.KnownHosts())}},
 		&knitv1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: repo}, Spec: knitv1alpha1.GitRepositorySpec{
 			URL: "ssh://git@" + srv.Addr + "/app", SecretRef: &corev1.LocalObjectReference{Name: repo}, Interval: metav1.Duration{Duration: time.Hour}}},

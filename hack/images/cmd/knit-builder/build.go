@@ -117,16 +117,19 @@ func gitEnv() []string {
 	}
 	if os.Getenv(envSSHIdentity) != "" {
 		// git runs this very binary as its SSH client (sshCommand),
-		// which reads the key from the environment git passes on.
+		// which reads the key from the environment git passes on. GIT_SSH,
+		// not GIT_SSH_COMMAND: git runs the latter with sh, and the
+		// toolchain image has no shell.
 		if self, err := os.Executable(); err == nil {
-			env = append(env, "GIT_SSH_COMMAND='"+strings.ReplaceAll(self, "'", `'\''`)+"' "+sshVerb, "GIT_SSH_VARIANT=ssh")
+			env = append(env, "GIT_SSH="+self, "GIT_SSH_VARIANT=ssh", envSSHClient+"=1")
 		}
 	}
 	return env
 }
 
-// sshVerb is the first argument that makes knit-builder git's SSH client.
-const sshVerb = "ssh"
+// envSSHClient, set in git's environment only, makes knit-builder git's
+// SSH client when git runs it.
+const envSSHClient = "KNIT_BUILDER_SSH_CLIENT"
 
 // compile builds the package for the platform: static, with no path or
 // VCS stamp in the binary.

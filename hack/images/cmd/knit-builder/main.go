@@ -10,7 +10,7 @@
 //     from $GIT_USERNAME/$GIT_PASSWORD or $GIT_BEARERTOKEN, passed to git
 //     through its environment, never its arguments; for an SSH URL, the
 //     deploy key and known_hosts from $GIT_SSH_*, with knit-builder itself
-//     as git's SSH client: `knit-builder ssh`);
+//     as git's SSH client, $GIT_SSH);
 //  3. compile: runs `go build -trimpath -buildvcs=false -- <package>`, so
 //     the binary depends on the tree alone, as ko builds it, and the
 //     package is never read as a flag;
@@ -43,8 +43,8 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == sshVerb { // git's transport, see gitEnv
-		os.Exit(sshCommand(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	if os.Getenv(envSSHClient) == "1" { // git's transport, see gitEnv
+		os.Exit(sshCommand(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -25,9 +25,9 @@ const (
 	envSSHKnownHosts = "GIT_SSH_KNOWN_HOSTS"
 )
 
-// sshCommand is git's GIT_SSH_COMMAND when the fetch is over SSH: git
-// runs `knit-builder ssh [-o …] [-p port] [user@]host command` with the
-// variant "ssh". The toolchain image has no OpenSSH client; this one
+// sshCommand is git's GIT_SSH when the fetch is over SSH: git runs
+// `knit-builder [-o …] [-p port] [user@]host command` with the variant
+// "ssh". The toolchain image has no OpenSSH client; this one
 // authenticates with the deploy key from the environment only after the
 // server's host key matched known_hosts, pipes the command's stdin and
 // stdout (git's pack protocol) and exits with its status. The key never

@@ -18,10 +18,10 @@ import (
 )
 
 // TestMain lets the test binary be git's SSH client as knit-builder is
-// (gitEnv points GIT_SSH_COMMAND at the running executable).
+// (gitEnv points GIT_SSH at the running executable).
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == sshVerb {
-		os.Exit(sshCommand(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	if os.Getenv(envSSHClient) == "1" {
+		os.Exit(sshCommand(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
@@ -193,5 +193,19 @@ func TestParseSSHArgs(t *testing.T) {
 		if (err != nil) != tt.wantErr || target != tt.target || port != tt.port || command != tt.command {
 			t.Errorf("parseSSHArgs(%q) = %q %q %q %v", tt.args, target, port, command, err)
 		}
+	}
+}
+
+// TestGitRunsTheSSHClientWithoutAShell: git runs GIT_SSH_COMMAND with
+// /bin/sh, which the toolchain image lacks; GIT_SSH it runs directly.
+func TestGitRunsTheSSHClientWithoutAShell(t *testing.T) {
+	t.Setenv(envSSHIdentity, "key")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := strings.Join(gitEnv(), "\n")
+	if strings.Contains(env, "GIT_SSH_COMMAND=") || !strings.Contains(env, "GIT_SSH="+self+"\n") {
+		t.Errorf("git's environment:\n%s\nwant GIT_SSH naming this executable, no GIT_SSH_COMMAND", env)
 	}
 }
