@@ -209,7 +209,7 @@ func (r *Reconciler) deployedServices(ctx context.Context, repo *knitv1alpha1.Gi
 		if ref.Branch != branch || !isService(ref) || ref.PullRequest != 0 {
 			continue
 		}
-		d := deployed{name: ref.Name, svc: r.liveService(ctx, ref.Namespace, ref.Name), rollout: findRollout(repo.Status.Rollouts, branch, ref.Name)}
+		d := deployed{name: ref.Name, svc: r.liveService(ctx, ref.Namespace, ref.Name), rollout: repo.Status.Rollout(branch, ref.Name)}
 		if d.svc != nil {
 			name := cmp.Or(d.svc.Spec.Template.Name, d.svc.Status.LatestCreatedRevisionName)
 			rev := &servingv1.Revision{}

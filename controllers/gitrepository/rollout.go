@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -40,7 +39,7 @@ func (p *pass) rolloutTraffic(ctx context.Context, c plan.Commit) func(*servingv
 		if err != nil || !ok {
 			return svc.Spec.Traffic, err
 		}
-		ro := rollout.Begin(findRollout(p.repo.Status.Rollouts, c.Branch, svc.Name), rollout.Push{
+		ro := rollout.Begin(p.repo.Status.Rollout(c.Branch, svc.Name), rollout.Push{
 			Branch: c.Branch, Commit: c.SHA, Service: svc.Name, Candidate: svc.Spec.Template.Name, Source: source, Plan: pl,
 			Live: p.r.liveService(ctx, p.repo.Namespace, svc.Name),
 		})
@@ -70,31 +69,14 @@ func (p *pass) keepRollouts() {
 			continue
 		}
 		for _, ro := range p.rollouts[branch] {
-			if prev := findRollout(p.repo.Status.Rollouts, branch, ro.Service); prev == nil || prev.Revision != ro.Revision {
+			if prev := p.repo.Status.Rollout(branch, ro.Service); prev == nil || prev.Revision != ro.Revision {
 				p.r.events.Eventf(p.repo, nil, corev1.EventTypeNormal, "RolloutStarted", "Rollout",
-					"Service %s: rolling out %s of %.7s in steps %s; %s keeps the rest", ro.Service, ro.Revision, ro.Commit, formatSteps(ro.Steps), ro.Stable)
+					"Service %s: rolling out %s of %.7s in steps of %v percent; %s keeps the rest", ro.Service, ro.Revision, ro.Commit, ro.Steps, ro.Stable)
 			}
 			out = append(out, ro)
 		}
 	}
 	p.repo.Status.Rollouts = out
-}
-
-func formatSteps(steps []int64) string {
-	s := make([]string, len(steps))
-	for i, v := range steps {
-		s[i] = fmt.Sprintf("%d%%", v)
-	}
-	return strings.Join(s, ", ")
-}
-
-func findRollout(rollouts []knitv1alpha1.RolloutStatus, branch, service string) *knitv1alpha1.RolloutStatus {
-	for i := range rollouts {
-		if rollouts[i].Branch == branch && rollouts[i].Service == service {
-			return &rollouts[i]
-		}
-	}
-	return nil
 }
 
 // stepRollouts moves each running rollout on: the first step once its
@@ -141,41 +123,22 @@ func (r *Reconciler) stepRollout(ctx context.Context, repo *knitv1alpha1.GitRepo
 			return 0, nil // waits for the Revision, whose readiness wakes the repository
 		}
 	}
-	key := keyOf(repo, ro)
-	isDue, left := stepper.Due(&ro.CanaryStatus, now)
-	win, ok := r.windows.Get(key, ro.Commit, ro.Step)
-	if !ok {
-		// A step just started, or knit restarted in the middle of one:
-		// its window starts now.
-		win, err := stepper.Snapshot(ctx, r.metrics, repo.Namespace, ro.Stable, ro.Revision, &ro.CanaryStatus)
-		if err != nil {
-			return 0, err
-		}
-		r.windows.Set(key, win)
-		ro.StepStarted, ro.LastAnalysis = &metav1.Time{Time: now}, nil
-		return ro.Interval.Duration, nil
-	}
-	if !isDue {
-		return left, nil
-	}
-	end, err := stepper.Snapshot(ctx, r.metrics, repo.Namespace, ro.Stable, ro.Revision, &ro.CanaryStatus)
+	next, v, after, err := stepper.Step(ctx, r.windows, keyOf(repo, ro), &ro.CanaryStatus, now,
+		func(ctx context.Context) (stepper.Window, error) {
+			return stepper.Snapshot(ctx, r.metrics, repo.Namespace, ro.Stable, ro.Revision, &ro.CanaryStatus)
+		},
+		func() canary.Thresholds { return r.thresholds(ctx, repo, ro) })
 	if err != nil {
 		return 0, err
 	}
-	v := canary.Analyze(canary.DeltaReplicas(win.Stable, end.Stable), canary.DeltaReplicas(win.Canary, end.Canary), r.thresholds(ctx, repo, ro))
-	log.FromContext(ctx).Info("Rollout step analysed", "service", ro.Service, "revision", ro.Revision, "step", ro.Step,
-		"percent", ro.Percent, "verdict", v.Result.String(), "reason", v.Reason)
-	next := ro.DeepCopy()
-	next.CanaryStatus = *stepper.Advance(&ro.CanaryStatus, v, now)
-	r.moved(ctx, repo, ro, next)
-	if ro.Phase != knitv1alpha1.CanaryProgressing {
-		return 0, nil
+	if v != nil {
+		log.FromContext(ctx).Info("Rollout step analysed", "service", ro.Service, "revision", ro.Revision, "step", ro.Step,
+			"percent", ro.Percent, "verdict", v.Result.String(), "reason", v.Reason)
 	}
-	if v.Result == canary.Pass {
-		end.Step = ro.Step // the next step's window starts where this one ended
-		r.windows.Set(key, end)
-	}
-	return ro.Interval.Duration, nil
+	stepped := ro.DeepCopy()
+	stepped.CanaryStatus = *next
+	r.moved(ctx, repo, ro, stepped)
+	return after, nil
 }
 
 // thresholds are the plan's in force for ro: the live Service's

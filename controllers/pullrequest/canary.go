@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -46,46 +45,22 @@ func (r *Reconciler) reconcileCanary(ctx context.Context, pr *knitv1alpha1.PullR
 	now := r.now()
 	c := start(pr.Status.Canary, canaryPlan{source: string(src), Plan: p}, commit, previewReady(pr, commit), now)
 	defer func() { pr.Status.Canary = c; markCanary(&pr.Status, c) }()
-	isDue, left := stepper.Due(c, now)
-	if c.Phase != knitv1alpha1.CanaryProgressing || c.StepStarted == nil {
-		return 0, nil
-	}
-	win, ok := r.windows.Get(key, c.Commit, c.Step)
-	if !ok {
-		// A step just started, or knit restarted in the middle of one:
-		// its window starts now.
-		if win, err = r.snapshot(ctx, pr, c); err != nil {
-			return 0, err
-		}
-		r.windows.Set(key, win)
-		if isDue || c.StepStarted.Time.Before(now) {
-			c = c.DeepCopy()
-			c.StepStarted, c.LastAnalysis = &metav1.Time{Time: now}, nil
-		}
-		return requeueFor(c.Interval.Duration), nil
-	}
-	if !isDue {
-		return requeueFor(left), nil
-	}
-	end, err := r.snapshot(ctx, pr, c)
+	next, v, after, err := stepper.Step(ctx, r.windows, key, c, now, func(ctx context.Context) (stepper.Window, error) { return r.snapshot(ctx, pr, c) },
+		func() canary.Thresholds { return p.Thresholds })
 	if err != nil {
 		return 0, err
 	}
-	v := canary.Analyze(canary.DeltaReplicas(win.Stable, end.Stable), canary.DeltaReplicas(win.Canary, end.Canary), p.Thresholds)
-	log.FromContext(ctx).Info("Canary step analysed", "pullRequest", key, "step", c.Step, "percent", c.Percent, "verdict", v.Result.String(), "reason", v.Reason)
-	c = stepper.Advance(c, v, now)
-	switch {
-	case v.Result == canary.Fail && r.announcer != nil:
-		r.announcer.CanaryFailed(ctx, pr, c.Commit, pr.Status.RevisionName, c.Message)
-	case v.Result == canary.Pass && c.Phase == knitv1alpha1.CanaryProgressing:
-		// The next step's window starts where this one ended.
-		end.Step = c.Step
-		r.windows.Set(key, end)
+	if v != nil {
+		log.FromContext(ctx).Info("Canary step analysed", "pullRequest", key, "step", c.Step, "percent", c.Percent, "verdict", v.Result.String(), "reason", v.Reason)
+		if v.Result == canary.Fail && r.announcer != nil {
+			r.announcer.CanaryFailed(ctx, pr, next.Commit, pr.Status.RevisionName, next.Message)
+		}
 	}
-	if c.Phase != knitv1alpha1.CanaryProgressing {
+	c = next
+	if after == 0 {
 		return 0, nil
 	}
-	return requeueFor(c.Interval.Duration), nil
+	return requeueFor(after), nil
 }
 
 // snapshot reads both revisions' counters now.

@@ -119,6 +119,17 @@ func (gs *GitRepositoryStatus) Preview(number int64) *PreviewStatus {
 	return nil
 }
 
+// Rollout is status.rollouts' entry for service on branch, nil when
+// there is none.
+func (gs *GitRepositoryStatus) Rollout(branch, service string) *RolloutStatus {
+	for i := range gs.Rollouts {
+		if gs.Rollouts[i].Branch == branch && gs.Rollouts[i].Service == service {
+			return &gs.Rollouts[i]
+		}
+	}
+	return nil
+}
+
 // Branch is status.branches' entry for branch, nil when there is none.
 func (gs *GitRepositoryStatus) Branch(name string) *BranchStatus {
 	for i := range gs.Branches {
