@@ -477,3 +477,45 @@ func TestImageIsDeterministic(t *testing.T) {
 		t.Errorf("the same image has digests %v", digests)
 	}
 }
+
+// newuidmap and newgidmap lose the setuid bit and gain one file
+// capability each, as a container runtime applies it from the layer's
+// PAX records.
+func TestIDMapsByCapability(t *testing.T) {
+	tr := newTree()
+	tr.files["usr/bin/newuidmap"] = &entry{typ: tar.TypeReg, mode: 0o4755, data: []byte("elf")}
+	tr.files["usr/bin/newgidmap"] = &entry{typ: tar.TypeReg, mode: 0o4755, data: []byte("elf")}
+	idMapsByCapability(tr)
+	var buf bytes.Buffer
+	if err := tr.writeTar(&buf, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]byte{
+		"usr/bin/newuidmap": {0x01, 0, 0, 0x02, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+		"usr/bin/newgidmap": {0x01, 0, 0, 0x02, 0x40, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	}
+	r := tar.NewReader(&buf)
+	for {
+		h, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, ok := want[h.Name]
+		if !ok {
+			continue
+		}
+		delete(want, h.Name)
+		if h.Mode&0o7000 != 0 {
+			t.Errorf("%s keeps mode %o, want no setuid bit", h.Name, h.Mode)
+		}
+		if got := h.PAXRecords["SCHILY.xattr.security.capability"]; got != string(w) {
+			t.Errorf("%s security.capability = %x, want %x", h.Name, got, w)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("not in the layer: %v", want)
+	}
+}

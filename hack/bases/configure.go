@@ -3,6 +3,7 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"path"
 	"regexp"
@@ -24,6 +25,9 @@ const (
 		"hosts:          files dns\nnetworks:       files\n\n" +
 		"protocols:      files\nservices:       files\nethers:         files\nrpc:            files\n"
 	nonRootUID = 65532
+	// subIDs are nonroot's subordinate uids and gids, as useradd gives
+	// the first user: 65536 ids, enough for any image's owners.
+	subIDs = "nonroot:100000:65536\n"
 )
 
 var pythonLib = regexp.MustCompile(`^usr/lib/(python3\.[0-9]+)$`)
@@ -95,6 +99,13 @@ func configure(t *tree, certs map[string][]byte) error {
 				t.files[link] = &entry{typ: tar.TypeSymlink, mode: 0o777, link: target}
 			}
 		}
+	}
+	// shadow's useradd gives a user subordinate ids; newuidmap maps only
+	// those into a user namespace nonroot makes (rootless BuildKit).
+	if _, ok := t.files["usr/bin/newuidmap"]; ok {
+		t.file("etc/subuid", 0o644, 0, []byte(subIDs))
+		t.file("etc/subgid", 0o644, 0, []byte(subIDs))
+		idMapsByCapability(t)
 	}
 	// Every image's.
 	t.file("etc/passwd", 0o644, 0, []byte(passwd))
@@ -193,4 +204,37 @@ func bundle(certs map[string][]byte) []byte {
 		}
 	}
 	return b.Bytes()
+}
+
+// idMapsByCapability makes newuidmap and newgidmap gain CAP_SETUID and
+// CAP_SETGID alone through file capabilities rather than run setuid root
+// (Fedora's packaging). Debian builds them without their own lockdown to
+// the caller's uid, so setuid they open the child's uid_map as root, and
+// the kernel then asks for CAP_SYS_ADMIN too (only the namespace's owner
+// has it there) — a capability no build container should hold. With a
+// file capability they run as nonroot, the owner of the namespace
+// rootlesskit makes, holding just what writing its maps needs.
+func idMapsByCapability(t *tree) {
+	for name, capability := range map[string]uint{"usr/bin/newuidmap": capSetUID, "usr/bin/newgidmap": capSetGID} {
+		if e, ok := t.files[name]; ok && e.typ == tar.TypeReg {
+			e.mode &^= 0o7000
+			e.xattrs = map[string]string{"security.capability": string(fileCapability(capability))}
+		}
+	}
+}
+
+// Capability numbers (linux/capability.h).
+const (
+	capSetGID = 6
+	capSetUID = 7
+)
+
+// fileCapability is a security.capability value (struct
+// vfs_cap_data, revision 2) granting capability permitted and effective.
+func fileCapability(capability uint) []byte {
+	const revision2, effective = 0x02000000, 0x000001
+	b := make([]byte, 20) // magic_etc, then permitted/inheritable for each 32-capability half
+	binary.LittleEndian.PutUint32(b[0:], revision2|effective)
+	binary.LittleEndian.PutUint32(b[4:], 1<<capability)
+	return b
 }

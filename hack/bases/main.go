@@ -1,5 +1,7 @@
 // Command bases builds the base images knit's dockerfile:// tests and
-// examples build FROM, python and node, as OCI image layouts.
+// examples build FROM, python and node, and the base of the image
+// cluster builds of dockerfile:// images run (buildkit), as OCI image
+// layouts.
 //
 // Why: nothing may come from a container registry outside this machine,
 // so the bases cannot be pulled; they are made here from Debian's own
@@ -69,6 +71,19 @@ var bases = map[string]base{
 		roots: []string{"nodejs"},
 		cmd:   []string{"node"},
 		check: `node -e 'require("http"); require("https"); console.log("node ok", process.version)'`,
+	},
+	// buildkit is what a cluster's dockerfile:// build runs BuildKit on
+	// without root (make images adds buildkitd, buildctl and
+	// knit-builder): runc for the steps, rootlesskit for the user
+	// namespace buildkitd runs in, uidmap's newuidmap/newgidmap
+	// (configure gives them file capabilities in place of the setuid bit)
+	// to map nonroot's subordinate ids (configure writes /etc/subuid)
+	// into it, and the CNI plugins that give each step a network
+	// namespace of its own.
+	"buildkit": {
+		roots: []string{"runc", "rootlesskit", "uidmap", "containernetworking-plugins"},
+		check: `runc --version && rootlesskit --version && test -x /usr/bin/newuidmap -a -x /usr/bin/newgidmap && ` +
+			`test -x /usr/lib/cni/loopback && test "$(cat /etc/subuid /etc/subgid)" = "$(printf 'nonroot:100000:65536\nnonroot:100000:65536')" && echo "buildkit ok"`,
 	},
 }
 

@@ -16,7 +16,7 @@ if [ "$(uname -s)" != Linux ] || ! command -v apt-get >/dev/null || ! command -v
   exit 0
 fi
 cd "$(dirname "$0")/../.."
-bases="python node"
+bases="python node buildkit"
 if ! LC_ALL=C apt-cache policy python3 2>/dev/null | grep -q 'Candidate: [0-9]'; then
   [ "$(id -u)" = 0 ] || { echo "base-images: apt knows no python3: run apt-get update as root" >&2; exit 1; }
   apt-get update -qq

@@ -21,6 +21,9 @@ type entry struct {
 	uid, gid int
 	link     string // a symlink's target
 	data     []byte
+	// xattrs are extended attributes written as PAX records, which
+	// container runtimes apply when they unpack the layer.
+	xattrs map[string]string
 }
 
 // tree is a root filesystem in memory, by clean relative path
@@ -218,6 +221,13 @@ func (t *tree) writeTar(w io.Writer, mtime time.Time) error {
 	for _, p := range names {
 		e := t.files[p]
 		h := &tar.Header{Name: p, Typeflag: e.typ, Mode: e.mode, Uid: e.uid, Gid: e.gid, Linkname: e.link, ModTime: mtime}
+		if len(e.xattrs) > 0 {
+			h.Format = tar.FormatPAX
+			h.PAXRecords = map[string]string{}
+			for k, v := range e.xattrs {
+				h.PAXRecords["SCHILY.xattr."+k] = v
+			}
+		}
 		switch e.typ {
 		case tar.TypeDir:
 			h.Name += "/"
