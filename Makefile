@@ -241,7 +241,7 @@ image-tool: ## bin/imgbuild (packs images), bin/pause (the test cluster's sandbo
 	@$(TOOL) images hack/images "imgbuild pause knit-builder" -- \
 		sh -c 'CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$$OUT/" ./cmd/imgbuild ./cmd/pause ./cmd/knit-builder'
 
-images: image-tool toolchain-image ## knit, knit-queue, knit-gitserver and knit-toolchain images: tarballs in bin/images, or pushed (IMAGE_REPO, IMAGE_TAG, PUSH)
+images: image-tool toolchain-image buildkit-image ## knit, knit-queue, knit-gitserver, knit-toolchain and knit-buildkit images: tarballs in bin/images, or pushed (IMAGE_REPO, IMAGE_TAG, PUSH)
 	@if [ "$(PUSH)" = 1 ] && [ "$(IMAGE_REPO)" = knit.local ]; then echo "knit.local is not a registry: set IMAGE_REPO to push"; exit 1; fi
 	@mkdir -p $(IMAGES_BUILD)
 	$(STATIC_BUILD) -o $(IMAGES_BUILD)/ ./cmd/knit ./cmd/knit-queue
@@ -271,6 +271,17 @@ toolchain-image: image-tool ## knit-toolchain: Go and knit-builder, what in-clus
 		rm -rf $(IMAGES_BUILD)/goroot && echo "$$stamp" >$(IMAGES_DIR)/knit-toolchain.stamp; \
 	fi
 
+# The image cluster builds of dockerfile:// images run BuildKit in: the
+# buildkit base (hack/bases: runc, rootlesskit, uidmap and the CNI plugins
+# from Debian's packages, nonroot's subordinate ids) with buildkitd and
+# buildctl (make tools) and knit-builder on top, run as nonroot.
+.PHONY: buildkit-image
+buildkit-image: image-tool tools base-images ## knit-buildkit: rootless BuildKit and knit-builder, what in-cluster builds of dockerfile:// images run
+	@$(call pack,knit-buildkit,$(IMAGE_REPO)/knit-buildkit:$(IMAGE_TAG),-base $(BIN)/bases/buildkit -ca-bundle "" \
+		-file $(BIN)/buildkitd:/usr/local/bin/buildkitd -file $(BIN)/buildctl:/usr/local/bin/buildctl \
+		-file $(BIN)/knit-builder:/usr/local/bin/knit-builder -env PATH=/usr/local/bin:/usr/bin:/usr/sbin:/bin \
+		-entrypoint /usr/local/bin/knit-builder)
+
 example-images: image-tool ## $(IMAGE_REPO)/examples/helloworld:latest (bin/images/helloworld.tar, or pushed)
 	@mkdir -p $(IMAGES_BUILD)
 	$(STATIC_BUILD) -o $(IMAGES_BUILD)/helloworld ./examples/helloworld
@@ -284,7 +295,7 @@ example-images: image-tool ## $(IMAGE_REPO)/examples/helloworld:latest (bin/imag
 # `make cluster-down` removes everything it added to the machine.
 CLUSTER_STATE      ?= $(CURDIR)/.cluster
 CLUSTER_DOWN_FLAGS ?=
-CLUSTER_IMAGES     := knit knit-queue knit-gitserver knit-toolchain helloworld
+CLUSTER_IMAGES     := knit knit-queue knit-gitserver knit-toolchain knit-buildkit helloworld
 
 .PHONY: cluster-tools cluster cluster-down cluster-images
 

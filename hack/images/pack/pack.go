@@ -63,9 +63,13 @@ type Spec struct {
 	// Created is the config's creation time and every entry's mtime;
 	// the zero value means the Unix epoch.
 	Created time.Time
+	// Base is the image the layer goes on top of; nil for none. Its
+	// config gives way to this Spec's, field by field as set here.
+	Base v1.Image
 }
 
-// Image packs s into a single-layer image with OCI media types.
+// Image packs s into a single-layer image with OCI media types, or
+// one layer on top of s.Base.
 func Image(s Spec) (v1.Image, error) {
 	s = s.withDefaults()
 	data, err := Layer(s)
@@ -79,6 +83,9 @@ func Image(s Spec) (v1.Image, error) {
 		return nil, fmt.Errorf("layer: %w", err)
 	}
 	base := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
+	if s.Base != nil {
+		base = s.Base
+	}
 	img, err := mutate.Append(base, mutate.Addendum{
 		Layer:   layer,
 		History: v1.History{Created: v1.Time{Time: s.Created}, CreatedBy: "knit hack/images"},

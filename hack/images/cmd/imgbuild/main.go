@@ -32,6 +32,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
@@ -63,6 +64,7 @@ func run(args []string, stdout io.Writer) error {
 	fl.Var(&ports, "port", "exposed TCP port, recorded in the config (repeatable)")
 	user := fl.String("user", fmt.Sprintf("%d:%d", pack.NonRootUID, pack.NonRootUID), "user[:group] the entrypoint runs as")
 	workdir := fl.String("workdir", "/", "working directory")
+	baseDir := fl.String("base", "", "an OCI image layout holding one image to put the layer on (default: none)")
 	caBundle := fl.String("ca-bundle", pack.CABundlePath, "the build machine's CA bundle, copied to "+pack.CABundlePath+` ("" for none)`)
 	mtime := fl.Int64("mtime", epochDefault(), "creation time and every file's mtime, Unix seconds (default $SOURCE_DATE_EPOCH or 0)")
 	out := fl.String("out", "", "write a docker save tarball here")
@@ -104,6 +106,13 @@ func run(args []string, stdout io.Writer) error {
 	}
 	for _, f := range files {
 		spec.Files = append(spec.Files, parseFile(f))
+	}
+	if *baseDir != "" {
+		base, err := layoutImage(*baseDir)
+		if err != nil {
+			return err
+		}
+		spec.Base = base
 	}
 	img, err := pack.Image(spec)
 	if err != nil {
@@ -166,6 +175,26 @@ func writeTarball(stdout io.Writer, img v1.Image, refs []name.Reference, out str
 		fmt.Fprintf(stdout, "%s id %s -> %s\n", ref, id, out)
 	}
 	return nil
+}
+
+// layoutImage is the one image of the OCI image layout at dir.
+func layoutImage(dir string) (v1.Image, error) {
+	idx, err := layout.ImageIndexFromPath(dir)
+	if err != nil {
+		return nil, fmt.Errorf("base %s: %w", dir, err)
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		return nil, fmt.Errorf("base %s: %w", dir, err)
+	}
+	if len(m.Manifests) != 1 {
+		return nil, fmt.Errorf("base %s holds %d images, want one", dir, len(m.Manifests))
+	}
+	img, err := idx.Image(m.Manifests[0].Digest)
+	if err != nil {
+		return nil, fmt.Errorf("base %s: %w", dir, err)
+	}
+	return img, nil
 }
 
 // parseFile reads SRC[:DEST].

@@ -12,6 +12,9 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
@@ -97,5 +100,45 @@ func TestUsageErrors(t *testing.T) {
 		if err := run(args, io.Discard); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// TestBase puts the layer on the one image of an OCI layout: the base's
+// layers stay, in order, beneath the new one.
+func TestBase(t *testing.T) {
+	base, err := random.Image(64, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "base")
+	p, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AppendImage(base); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "img.tar")
+	var stdout bytes.Buffer
+	if err := run([]string{"-ref", "knit.local/b:dev", "-base", dir, "-file", testBinary(t) + ":/hello", "-entrypoint", "/hello", "-out", out, "-ca-bundle", ""}, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	img, err := tarball.ImageFromPath(out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, _ := img.Layers()
+	baseLayers, _ := base.Layers()
+	if len(layers) != 3 {
+		t.Fatalf("%d layers, want the base's 2 and one more", len(layers))
+	}
+	for i, l := range baseLayers {
+		want, _ := l.DiffID()
+		if got, _ := layers[i].DiffID(); got != want {
+			t.Errorf("layer %d is %s, want the base's %s", i, got, want)
+		}
+	}
+	if err := run([]string{"-ref", "knit.local/b:dev", "-base", t.TempDir(), "-entrypoint", "/hello", "-out", out}, &stdout); err == nil {
+		t.Error("an empty directory was taken as a base")
 	}
 }
