@@ -49,7 +49,8 @@ func build(ctx context.Context, o options, out io.Writer) result {
 		{stepCache, nil, func() error { return os.MkdirAll(o.cacheDir, 0o775) }},
 		{stepFetch, &res.Fetch, func() error { return fetch(ctx, o, src, out) }},
 		{stepCompile, &res.Compile, func() error { return compile(ctx, o, src, bin, out) }},
-		{stepPush, &res.Push, func() (err error) { res.Image, err = push(ctx, o, out); return err }},
+		{stepDockerfile, &res.Build, func() error { return dockerfileBuild(ctx, o, src, out) }},
+		{stepPush, &res.Push, func() (err error) { res.Image, err = pushStep(ctx, o, out); return err }},
 	}
 	for _, s := range steps {
 		if !o.runs(s.name) {
@@ -92,6 +93,13 @@ func fetch(ctx context.Context, o options, dir string, out io.Writer) error {
 	}
 	if err := git("-c", "advice.detachedHead=false", "checkout", "-q", "--detach", o.commit, "--"); err != nil {
 		return fmt.Errorf("git checkout %s: %w", o.commit, err)
+	}
+	if o.dockerfileBuild() {
+		// A Dockerfile's context is the tree alone, as knit dev exports
+		// it: a COPY . never sees the repository's history.
+		if err := os.RemoveAll(filepath.Join(dir, ".git")); err != nil {
+			return fmt.Errorf("drop .git from the checkout: %w", err)
+		}
 	}
 	return nil
 }
@@ -173,6 +181,15 @@ func firstErrorLines(output string) []string {
 		}
 	}
 	return lines
+}
+
+// pushStep pushes what the build step left: a Dockerfile build's image
+// layout, or the compiled binary packed onto an empty base.
+func pushStep(ctx context.Context, o options, out io.Writer) (string, error) {
+	if o.dockerfileBuild() {
+		return pushLayout(ctx, o, out)
+	}
+	return push(ctx, o, out)
 }
 
 // push packs the binary and pushes it as <image>:<tag>, returning the

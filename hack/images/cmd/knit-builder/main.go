@@ -72,6 +72,7 @@ type result struct {
 	Error   string `json:"error,omitempty"`
 	Fetch   string `json:"fetch,omitempty"`
 	Compile string `json:"compile,omitempty"`
+	Build   string `json:"build,omitempty"`
 	Push    string `json:"push,omitempty"`
 	Reused  bool   `json:"reused,omitempty"`
 }

@@ -14,6 +14,9 @@ const (
 	stepFetch   = "fetch"
 	stepCompile = "compile"
 	stepPush    = "push"
+	// stepDockerfile builds a dockerfile:// image with BuildKit, in place
+	// of compile.
+	stepDockerfile = "dockerfile"
 )
 
 // options are the builder's flags, as gitsync/build's Job passes them.
@@ -25,10 +28,26 @@ type options struct {
 	workspace, caBundle   string
 	cacheDir              string
 	terminationLog, goCmd string
+
+	// A dockerfile:// build's: the context directory in the repository
+	// (set: this is a Dockerfile build), the Dockerfile in it, the stage,
+	// KEY=VALUE build arguments, HOST=MIRROR registry mirrors, and the
+	// programs it runs.
+	contextDir, dockerfile, target string
+	buildArgs, mirrors             list
+	cniDir                         string
+	buildkitd, buildctl            string
+	rootlesskit                    string
 }
 
+// list is a repeatable string flag.
+type list []string
+
+func (l *list) String() string     { return strings.Join(*l, ",") }
+func (l *list) Set(v string) error { *l = append(*l, v); return nil }
+
 func (o *options) register(fl *flag.FlagSet) {
-	fl.StringVar(&o.step, "step", "", "run one step: cache, fetch, compile or push; all but cache when empty")
+	fl.StringVar(&o.step, "step", "", "run one step: cache, fetch, compile, dockerfile or push; all but cache when empty")
 	fl.StringVar(&o.source, "source", "", "Git URL to fetch the commit from")
 	fl.StringVar(&o.commit, "commit", "", "full SHA of the commit to build")
 	fl.StringVar(&o.pkg, "package", "", "package to build, relative to the repository's root (./cmd/hello) or an import path")
@@ -41,12 +60,32 @@ func (o *options) register(fl *flag.FlagSet) {
 	fl.StringVar(&o.caBundle, "ca-bundle", "/etc/ssl/certs/ca-certificates.crt", "CA bundle copied into the image; empty for none")
 	fl.StringVar(&o.terminationLog, "termination-log", "/dev/termination-log", "where the JSON result goes (- for stdout)")
 	fl.StringVar(&o.goCmd, "go", "go", "the go command")
+	fl.StringVar(&o.contextDir, "context", "", "dockerfile:// builds: the context directory, relative to the repository's root")
+	fl.StringVar(&o.dockerfile, "dockerfile", "Dockerfile", "dockerfile:// builds: the Dockerfile, relative to the context")
+	fl.StringVar(&o.target, "target", "", "dockerfile:// builds: the stage to build, the last when empty")
+	fl.Var(&o.buildArgs, "build-arg", "dockerfile:// builds: KEY=VALUE (repeatable)")
+	fl.Var(&o.mirrors, "mirror", "dockerfile:// builds: HOST=MIRROR, a registry tried first for HOST's images (repeatable)")
+	fl.StringVar(&o.cniDir, "cni-dir", "/usr/lib/cni", "dockerfile:// builds: the CNI plugins' directory")
+	fl.StringVar(&o.buildkitd, "buildkitd", "buildkitd", "the buildkitd program")
+	fl.StringVar(&o.buildctl, "buildctl", "buildctl", "the buildctl program")
+	fl.StringVar(&o.rootlesskit, "rootlesskit", "rootlesskit", "the rootlesskit program")
 }
+
+// dockerfileBuild reports whether o builds a dockerfile:// image.
+func (o *options) dockerfileBuild() bool { return o.contextDir != "" }
 
 // runs reports whether the step is one o runs.
 func (o *options) runs(step string) bool {
 	if o.step == "" {
-		return step != stepCache
+		switch step {
+		case stepCache:
+			return false
+		case stepCompile:
+			return !o.dockerfileBuild()
+		case stepDockerfile:
+			return o.dockerfileBuild()
+		}
+		return true
 	}
 	return o.step == step
 }
@@ -57,17 +96,20 @@ var required = map[string][]string{
 	stepFetch:   {"source", "commit"},
 	stepCompile: {"package"},
 	stepPush:    {"image", "tag"},
+	// The Dockerfile's build keeps BuildKit's state in the cache.
+	stepDockerfile: {"context", "cache-dir"},
 }
 
 func (o *options) validate() error {
 	switch o.step {
-	case "", stepCache, stepFetch, stepCompile, stepPush:
+	case "", stepCache, stepFetch, stepCompile, stepDockerfile, stepPush:
 	default:
-		return fmt.Errorf("--step %q is none of cache, fetch, compile, push", o.step)
+		return fmt.Errorf("--step %q is none of cache, fetch, compile, dockerfile, push", o.step)
 	}
-	values := map[string]string{"source": o.source, "commit": o.commit, "package": o.pkg, "image": o.image, "tag": o.tag, "cache-dir": o.cacheDir}
+	values := map[string]string{"source": o.source, "commit": o.commit, "package": o.pkg, "image": o.image, "tag": o.tag,
+		"cache-dir": o.cacheDir, "context": o.contextDir}
 	var missing []string
-	for _, step := range []string{stepCache, stepFetch, stepCompile, stepPush} {
+	for _, step := range []string{stepCache, stepFetch, stepCompile, stepDockerfile, stepPush} {
 		for _, name := range required[step] {
 			if o.runs(step) && values[name] == "" {
 				missing = append(missing, "--"+name)
@@ -87,6 +129,36 @@ func (o *options) validate() error {
 	}
 	if _, _, err := o.goosArch(); err != nil {
 		return err
+	}
+	return o.validateDockerfile()
+}
+
+// validateDockerfile checks a dockerfile:// build's settings as the
+// controller did (gitsync/build/dockerfile, which this module cannot
+// import): paths inside the repository, KEY=VALUE arguments, HOST=MIRROR
+// mirrors, a stage name that is not a flag.
+func (o *options) validateDockerfile() error {
+	if !o.dockerfileBuild() {
+		return nil
+	}
+	for _, p := range []struct{ flag, v string }{{"context", o.contextDir}, {"dockerfile", o.dockerfile}} {
+		clean := path.Clean(strings.TrimPrefix(p.v, "./"))
+		if p.v == "" || path.IsAbs(p.v) || clean == ".." || strings.HasPrefix(clean, "../") {
+			return fmt.Errorf("--%s %q is not a path inside the repository", p.flag, p.v)
+		}
+	}
+	if strings.HasPrefix(o.target, "-") {
+		return fmt.Errorf("--target %q is not a stage name", o.target)
+	}
+	for _, a := range o.buildArgs {
+		if k, _, ok := strings.Cut(a, "="); !ok || k == "" {
+			return fmt.Errorf("--build-arg %q is not KEY=VALUE", a)
+		}
+	}
+	for _, m := range o.mirrors {
+		if h, mirror, ok := strings.Cut(m, "="); !ok || h == "" || mirror == "" {
+			return fmt.Errorf("--mirror %q is not HOST=MIRROR", m)
+		}
 	}
 	return nil
 }
