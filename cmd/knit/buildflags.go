@@ -23,6 +23,11 @@ func (b *buildFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Insecure, "build-insecure-registry", false, "allow plain HTTP and unverified TLS to --build-registry")
 	fs.StringVar(&c.RegistrySecret, "build-registry-secret", "", "`name` of a kubernetes.io/dockerconfigjson Secret in "+config.SystemNamespace+" with the push credentials")
 	fs.StringVar(&c.Toolchain, "build-toolchain-image", "", "the knit-toolchain `image` build Jobs run (Go and knit-builder)")
+	fs.StringVar(&c.BuildKitImage, "build-buildkit-image", "", "the knit-buildkit `image` dockerfile:// builds run BuildKit in (rootless); empty: dockerfile:// images are not built on the cluster")
+	fs.Func("build-mirror", "`HOST=MIRROR`: dockerfile:// builds pull HOST's images from MIRROR first (repeatable)", func(v string) error {
+		c.Mirrors = append(c.Mirrors, v)
+		return nil
+	})
 	fs.StringVar(&c.PullPolicy, "build-toolchain-pull-policy", "IfNotPresent", "imagePullPolicy of the toolchain image")
 	fs.StringVar(&c.GoProxy, "build-goproxy", "", "GOPROXY of the builds; empty keeps Go's default")
 	fs.StringVar(&c.CacheClaim, "build-cache-claim", "", "PersistentVolumeClaim in "+config.SystemNamespace+" for the Go module and build caches, created when missing; empty: every build starts cold")

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
+	"github.com/knitops/knit/gitsync/build/dockerfile"
 	gitsource "github.com/knitops/knit/gitsync/source"
 )
 
@@ -55,6 +56,15 @@ func New(c client.Client, reader client.Reader, cfg Config) (*Builder, error) {
 
 // Key is r's build key under this builder's toolchain and platform.
 func (b *Builder) Key(r Request) string {
+	if dockerfile.IsRef(r.Image) {
+		// BuildKit's image decides what a Dockerfile means; the
+		// reference's canonical spelling, what is built.
+		image := r.Image
+		if ref, err := dockerfile.Parse(r.Image); err == nil {
+			image = ref.String()
+		}
+		return Key(b.cfg.BuildKitImage, b.cfg.Platform, r.Namespace, r.Tree, image)
+	}
 	return Key(b.cfg.Toolchain, b.cfg.Platform, r.Namespace, r.Tree, r.Image)
 }
 
@@ -67,12 +77,12 @@ func (b *Builder) Namespace() string { return b.cfg.Namespace }
 // status.builds; record what Resolve returns with Record. credentials
 // names the repository's credentials Secret in its namespace, "" for none.
 //
-// An image that is not plainly a package (CheckImage) is refused with an
-// error wrapping ErrFailed and kopath.ErrInvalid, and nothing is started.
+// An image knit would not build (CheckSource) is refused with an error
+// wrapping ErrFailed and the reason, and nothing is started.
 // A success is what the ledger (knit's own record of key → digest) says,
 // never what builds or a registry tag claims.
 func (b *Builder) Resolve(ctx context.Context, builds []knitv1alpha1.BuildStatus, r Request, credentials string) (knitv1alpha1.BuildStatus, error) {
-	if err := CheckImage(r.Image); err != nil {
+	if err := CheckSource(r.Image); err != nil {
 		return knitv1alpha1.BuildStatus{}, fmt.Errorf("%w: %w", ErrFailed, err)
 	}
 	key := b.Key(r)
@@ -346,8 +356,11 @@ func Find(builds []knitv1alpha1.BuildStatus, key string) *knitv1alpha1.BuildStat
 // push, never by a retry.
 var ErrFailed = errors.New("build failed")
 
-// Builds reports whether this builder builds image: the ko:// images.
-func (b *Builder) Builds(image string) bool { return strings.HasPrefix(image, Scheme) }
+// Builds reports whether this builder builds image: the ko:// images,
+// and the dockerfile:// ones when it has a BuildKit image.
+func (b *Builder) Builds(image string) bool {
+	return strings.HasPrefix(image, Scheme) || b.cfg.BuildKitImage != "" && dockerfile.IsRef(image)
+}
 
 // Logs says where a build's output is read while its Job is kept.
 func (b *Builder) Logs(st knitv1alpha1.BuildStatus) string {

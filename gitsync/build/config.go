@@ -3,6 +3,7 @@ package build
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -47,6 +48,15 @@ type Config struct {
 	// CPU and Memory are the build container's requests; MemoryLimit its
 	// limit ("" for none).
 	CPU, Memory, MemoryLimit string
+	// BuildKitImage is the image a dockerfile:// build's BuildKit step
+	// runs (knit-buildkit: rootless buildkitd, runc, knit-builder); empty
+	// builds no dockerfile:// images. Part of their keys.
+	BuildKitImage string
+	// Mirrors are HOST=MIRROR pairs: registries dockerfile:// builds pull
+	// HOST's images from first (docker.io=registry.example:5000), how
+	// builds find their bases where Docker Hub is out of reach. Insecure
+	// applies to them as to Registry.
+	Mirrors []string
 	// GitServerURL is knit's Git server (http://<host>:<port>) and
 	// GitServerSecret the Secret in Namespace holding its token (key
 	// gitserver.TokenKey). A build of a repository on that server with no
@@ -73,6 +83,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Registry == "" {
 		errs = append(errs, errors.New("build registry is required"))
+	}
+	for _, m := range c.Mirrors {
+		if host, mirror, ok := strings.Cut(m, "="); !ok || host == "" || mirror == "" || strings.ContainsAny(m, " \t\n\"") {
+			errs = append(errs, fmt.Errorf("build mirror %q is not HOST=MIRROR", m))
+		}
 	}
 	for name, v := range map[string]string{"cpu": c.CPU, "memory": c.Memory, "memory limit": c.MemoryLimit, "cache size": c.CacheSize} {
 		if _, err := resource.ParseQuantity(v); v != "" && err != nil {

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/knitops/knit/gitsync/build/dockerfile"
 )
 
 // Labels of build Jobs and of the Secrets they read.
@@ -62,13 +64,18 @@ type Request struct {
 }
 
 // Job is the build Job for r under c, named by key, or an error wrapping
-// kopath.ErrInvalid when r's image is not plainly a package. Pure: the
-// caller creates it.
+// kopath.ErrInvalid or dockerfile.ErrInvalid when knit would not build
+// r's image. Pure: the caller creates it.
 func Job(c Config, r Request, key string) (*batchv1.Job, error) {
-	if err := CheckImage(r.Image); err != nil {
+	if err := CheckSource(r.Image); err != nil {
 		return nil, err
 	}
 	c = c.withDefaults()
+	spec, logs := podSpec(c, r, key), compileStep
+	if dockerfile.IsRef(r.Image) {
+		ref, _ := dockerfile.Parse(r.Image) // CheckSource parsed it
+		spec, logs = dockerfilePodSpec(c, r, ref, key), dockerfileStep
+	}
 	name := JobName(key)
 	labels := map[string]string{BuildLabel: key[:16], RepositoryLabel: r.Repository, RepositoryNamespaceLabel: r.Namespace}
 	return &batchv1.Job{
@@ -84,10 +91,11 @@ func Job(c Config, r Request, key string) (*batchv1.Job, error) {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
 					Labels: map[string]string{BuildLabel: key[:16]},
-					// `kubectl logs job/…` shows the compiler's output.
-					Annotations: map[string]string{"kubectl.kubernetes.io/default-container": compileStep},
+					// `kubectl logs job/…` shows the compiler's or
+					// BuildKit's output.
+					Annotations: map[string]string{"kubectl.kubernetes.io/default-container": logs},
 				},
-				Spec: podSpec(c, r, key),
+				Spec: spec,
 			},
 		},
 	}, nil

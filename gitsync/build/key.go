@@ -58,10 +58,21 @@ func CheckImage(image string) error {
 }
 
 // Repository is where in the registry an image of a GitRepository goes:
-// <registry>/<namespace>/<repository>/<program>, the program named the way
-// go install names the binary.
+// <registry>/<namespace>/<repository>/<name>, a ko:// image named the way
+// go install names the binary, a dockerfile:// one after its directory.
 func Repository(registry, namespace, repository, image string) string {
-	return strings.TrimSuffix(registry, "/") + "/" + namespace + "/" + repository + "/" + program(Package(image), repository)
+	return strings.TrimSuffix(registry, "/") + "/" + namespace + "/" + repository + "/" + imageName(repository, image)
+}
+
+// imageName is the last element of an image's repository: the program of
+// a ko:// image, the context directory of a dockerfile:// one.
+func imageName(repository, image string) string {
+	if dockerfile.IsRef(image) {
+		if ref, err := dockerfile.Parse(image); err == nil {
+			return ref.Name(repository)
+		}
+	}
+	return program(Package(image), repository)
 }
 
 // program is the binary's name: the package path's last element, without

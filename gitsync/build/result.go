@@ -19,10 +19,13 @@ type Result struct {
 	// Error is why the build failed: the compiler's first error lines, or
 	// the step that failed and its error.
 	Error string `json:"error,omitempty"`
-	// Fetch, Compile and Push are the steps' durations ("1.5s").
+	// Fetch, Compile, Build and Push are the steps' durations ("1.5s").
 	Fetch   string `json:"fetch,omitempty"`
 	Compile string `json:"compile,omitempty"`
-	Push    string `json:"push,omitempty"`
+	// Build is a dockerfile:// build's BuildKit step, in place of
+	// Compile.
+	Build string `json:"build,omitempty"`
+	Push  string `json:"push,omitempty"`
 	// Reused says the registry already held the key's image, so nothing
 	// was compiled or pushed.
 	Reused bool `json:"reused,omitempty"`
@@ -47,7 +50,7 @@ func ParseResult(message string) (Result, error) {
 // "fetch=0.4s compile=3.1s push=0.2s".
 func (r Result) Durations() string {
 	var parts []string
-	for _, s := range []struct{ name, d string }{{"fetch", r.Fetch}, {"compile", r.Compile}, {"push", r.Push}} {
+	for _, s := range []struct{ name, d string }{{"fetch", r.Fetch}, {"compile", r.Compile}, {"build", r.Build}, {"push", r.Push}} {
 		if s.d != "" {
 			parts = append(parts, s.name+"="+s.d)
 		}
@@ -81,6 +84,7 @@ func PodResult(pod *corev1.Pod) (res Result, ok bool) {
 			return Result{Error: fmt.Sprintf("read the builder's result (%s step) %q: %v", cs.Name, truncate(cs.State.Terminated.Message, 200), err)}, true
 		}
 		res.Fetch, res.Compile, res.Push = first(res.Fetch, step.Fetch), first(res.Compile, step.Compile), first(res.Push, step.Push)
+		res.Build = first(res.Build, step.Build)
 		if step.Error != "" {
 			res.Error = step.Error
 			return res, true
