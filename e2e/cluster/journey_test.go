@@ -58,6 +58,7 @@ func TestClusterJourney(t *testing.T) {
 		{"git push deploys", j.gitPush},
 		{"a forge webhook reaches the controller", j.webhook},
 		{"git push of code builds it in the cluster", j.buildOnPush},
+		{"git push of a Dockerfile builds it with rootless BuildKit", j.buildDockerfile},
 		{"helm uninstall", j.uninstall},
 	}
 	for _, s := range steps {

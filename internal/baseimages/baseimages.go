@@ -43,8 +43,8 @@ func Dir(base string) (string, error) {
 
 // Push pushes the one image of the OCI image layout at layoutDir to ref
 // and returns its manifest digest. A registry on loopback is spoken to in
-// plain HTTP.
-func Push(ctx context.Context, layoutDir, ref string) (digest string, err error) {
+// plain HTTP, and so is one opts says is insecure (name.Insecure).
+func Push(ctx context.Context, layoutDir, ref string, opts ...name.Option) (digest string, err error) {
 	p, err := layout.FromPath(layoutDir)
 	if err != nil {
 		return "", fmt.Errorf("base image layout %s: %w", layoutDir, err)
@@ -64,7 +64,6 @@ func Push(ctx context.Context, layoutDir, ref string) (digest string, err error)
 	if err != nil {
 		return "", err
 	}
-	var opts []name.Option
 	if loopback(ref) {
 		opts = append(opts, name.Insecure)
 	}
