@@ -74,7 +74,7 @@ func (d *Daemon) Build(ctx context.Context, spec Spec, log io.Writer, onStep fun
 	meta.Close()
 	defer os.Remove(meta.Name())
 	ref := registry + "/" + spec.Repository
-	cmd := exec.CommandContext(ctx, d.buildctl, buildctlArgs(d.socket, spec, ref+":"+spec.Tag, meta.Name())...)
+	cmd := exec.CommandContext(ctx, d.buildctl, buildctlArgs(d.socket, spec, ref+":"+spec.Tag, meta.Name(), d.proxyURL())...)
 	cmd.Env = clientEnv()
 	progress := &Progress{OnStep: onStep}
 	out, err := cmd.StderrPipe()
@@ -114,7 +114,8 @@ func (d *Daemon) Build(ctx context.Context, spec Spec, log io.Writer, onStep fun
 // buildctlArgs is the argv of one build: the Dockerfile frontend over two
 // local sources (the context, the Dockerfile's directory), pushed by name.
 // Every value a tenant wrote is an argument of its own after its flag.
-func buildctlArgs(socket string, spec Spec, name, metadata string) []string {
+// proxy, when set, is RUN steps' HTTP(S)_PROXY (proxyArgs).
+func buildctlArgs(socket string, spec Spec, name, metadata, proxy string) []string {
 	file := filepath.FromSlash(spec.File)
 	args := []string{"--addr", "unix://" + socket, "build", "--progress=plain",
 		"--frontend", "dockerfile.v0",
@@ -126,8 +127,12 @@ func buildctlArgs(socket string, spec Spec, name, metadata string) []string {
 		args = append(args, "--opt", "target="+spec.Target)
 	}
 	for _, k := range slices.Sorted(maps.Keys(spec.Args)) {
+		if proxy != "" && isProxyArg(k) {
+			continue
+		}
 		args = append(args, "--opt", "build-arg:"+k+"="+spec.Args[k])
 	}
+	args = append(args, proxyArgs(proxy)...)
 	return append(args, "--output", "type=image,name="+name+",push=true", "--metadata-file", metadata)
 }
 

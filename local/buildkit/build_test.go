@@ -20,14 +20,19 @@ import (
 )
 
 // newDaemon is a Daemon over the repository's bin directory (make tools
-// links buildkitd, buildctl and registry there). It needs root: BuildKit's
-// worker is runc and its steps get network namespaces.
-func newDaemon(t *testing.T) *Daemon {
+// links buildkitd, buildctl and registry there), with the options set
+// changes. It needs root: BuildKit's worker is runc and its steps get
+// network namespaces.
+func newDaemon(t *testing.T, set ...func(*Options)) *Daemon {
 	t.Helper()
 	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
 		t.Skip("BuildKit's OCI worker needs root on Linux (runc, overlay mounts, network namespaces)")
 	}
-	d := New(Options{Dir: filepath.Join(t.TempDir(), "buildkit"), BinDir: filepath.Join("..", "..", "bin"), Log: testr.New(t)})
+	opts := Options{Dir: filepath.Join(t.TempDir(), "buildkit"), BinDir: filepath.Join("..", "..", "bin"), Log: testr.New(t)}
+	for _, f := range set {
+		f(&opts)
+	}
+	d := New(opts)
 	t.Cleanup(func() { _ = d.Close() })
 	return d
 }
@@ -57,6 +62,11 @@ func buildContext(t *testing.T, files map[string]string) string {
 }
 
 const busyboxBase = "FROM scratch\nCOPY busybox /bin/busybox\nSHELL [\"/bin/busybox\", \"sh\", \"-c\"]\n"
+
+// reachHTTP defines the shell function `reach HOST PORT`, true when an
+// HTTP server answers there. It speaks HTTP/1.0, which the server ends by
+// closing, because Debian's busybox nc has no -z to connect and leave.
+const reachHTTP = "reach() { /bin/busybox printf 'GET / HTTP/1.0\\r\\n\\r\\n' | /bin/busybox timeout 5 /bin/busybox nc -w 2 $1 $2 | /bin/busybox grep -q '^HTTP/'; }"
 
 func TestBuildPushesByDigestAndReusesItsCache(t *testing.T) {
 	d := newDaemon(t)
@@ -123,10 +133,9 @@ func TestRunStepsReachNoNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, regPort, _ := net.SplitHostPort(registry)
-	// nc -z exits 0 when it connects: the step fails if anything answers.
 	dir := buildContext(t, map[string]string{"Dockerfile": busyboxBase + fmt.Sprintf(
-		"RUN /bin/busybox ip -o link | /bin/busybox grep -v ' lo:' && exit 1; "+
-			"/bin/busybox nc -z -w 2 127.0.0.1 %s && exit 2; /bin/busybox nc -z -w 2 127.0.0.1 %s && exit 3; exit 0\n", port, regPort)})
+		"RUN %s; /bin/busybox ip -o link | /bin/busybox grep -v ' lo:' && exit 1; "+
+			"reach 127.0.0.1 %s && exit 2; reach 127.0.0.1 %s && exit 3; exit 0\n", reachHTTP, port, regPort)})
 	var log strings.Builder
 	if _, err := d.Build(ctx, Spec{Context: dir, File: "Dockerfile", Repository: "default/repo/net", Tag: "t"}, &log, nil); err != nil {
 		t.Fatalf("a RUN step reached something it must not (exit 1: an interface besides lo, 2: this machine's loopback, 3: the registry): %v\n%s", err, log.String())

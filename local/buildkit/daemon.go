@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+
+	"github.com/knitops/knit/local/buildproxy"
 )
 
 // Options say where the daemons keep their state and what they may pull.
@@ -28,9 +31,19 @@ type Options struct {
 	// BinDir is searched first for buildkitd, buildctl and registry, then
 	// PATH.
 	BinDir string
-	// CNIDirs are searched for the CNI loopback plugin; default Debian's
-	// and the CNI project's places.
+	// CNIDirs are searched for the CNI plugins (loopback; bridge and
+	// host-local too when AllowHosts is set); default Debian's and the
+	// CNI project's places.
 	CNIDirs []string
+	// AllowHosts are the hosts RUN steps may reach, through a proxy knit
+	// dev runs (package buildproxy) on a network of their own
+	// (stepnet_linux.go). Empty, the default, gives steps no network at
+	// all: knit dev cannot know which package registries a user's builds
+	// need, so it allows none until the operator names them.
+	AllowHosts buildproxy.AllowList
+	// StepSubnet is the addresses of RUN steps' network when AllowHosts
+	// is set; DefaultStepSubnet when unset.
+	StepSubnet netip.Prefix
 	// Mirrors maps a registry host (docker.io) to hosts tried first for
 	// its images (127.0.0.1:5000): how a build finds its bases on a
 	// machine that cannot reach the registry its Dockerfile names.
@@ -58,12 +71,17 @@ type Daemon struct {
 	registry string // host:port on loopback
 	socket   string
 	buildctl string
+	// egress is RUN steps' way out when AllowHosts is set, nil else.
+	egress *stepEgress
 }
 
 // New returns a Daemon that starts nothing until it is needed.
 func New(opts Options) *Daemon {
 	if len(opts.CNIDirs) == 0 {
 		opts.CNIDirs = []string{"/usr/lib/cni", "/opt/cni/bin"}
+	}
+	if !opts.StepSubnet.IsValid() {
+		opts.StepSubnet = DefaultStepSubnet
 	}
 	return &Daemon{opts: opts}
 }
@@ -89,11 +107,16 @@ func (d *Daemon) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cni, err := findPlugin(d.opts.CNIDirs, "loopback")
+	cni, err := findPlugins(d.opts.CNIDirs, d.plugins()...)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(d.opts.Dir, 0o700); err != nil {
+		return err
+	}
+	cniConfig, err := d.stepNetworkConfig()
+	if err != nil {
+		d.stopLocked()
 		return err
 	}
 	addr, err := registryAddr(d.opts.Dir)
@@ -104,7 +127,7 @@ func (d *Daemon) start(ctx context.Context) error {
 		d.stopLocked()
 		return err
 	}
-	if err := d.startBuildkitd(ctx, bins["buildkitd"], cni, addr); err != nil {
+	if err := d.startBuildkitd(ctx, bins["buildkitd"], cniConfig, cni, addr); err != nil {
 		d.stopLocked()
 		return err
 	}
@@ -135,15 +158,33 @@ func (d *Daemon) binaries() (map[string]string, error) {
 	return out, nil
 }
 
-// findPlugin is the directory holding a CNI plugin.
-func findPlugin(dirs []string, plugin string) (string, error) {
+// plugins are the CNI plugins RUN steps' networks need.
+func (d *Daemon) plugins() []string {
+	if len(d.opts.AllowHosts) == 0 {
+		return []string{"loopback"}
+	}
+	return []string{"loopback", "bridge", "host-local"}
+}
+
+// findPlugins is the directory holding every CNI plugin named: buildkitd
+// takes one.
+func findPlugins(dirs []string, plugins ...string) (string, error) {
 	for _, dir := range dirs {
-		if fi, err := os.Stat(filepath.Join(dir, plugin)); err == nil && !fi.IsDir() {
+		if hasAll(dir, plugins) {
 			return dir, nil
 		}
 	}
-	return "", fmt.Errorf("dockerfile:// builds run their steps in a network namespace of their own, made by the CNI %s plugin, found in none of %s (Debian: apt-get install containernetworking-plugins)",
-		plugin, strings.Join(dirs, ", "))
+	return "", fmt.Errorf("dockerfile:// builds run their steps in a network namespace of their own, made by the CNI plugins %s, found together in none of %s (Debian: apt-get install containernetworking-plugins)",
+		strings.Join(plugins, ", "), strings.Join(dirs, ", "))
+}
+
+func hasAll(dir string, plugins []string) bool {
+	for _, p := range plugins {
+		if fi, err := os.Stat(filepath.Join(dir, p)); err != nil || fi.IsDir() {
+			return false
+		}
+	}
+	return true
 }
 
 // registryAddr is the loopback address of the registry: chosen once and
@@ -196,13 +237,9 @@ http:
 	})
 }
 
-func (d *Daemon) startBuildkitd(ctx context.Context, bin, cniDir, registry string) error {
+func (d *Daemon) startBuildkitd(ctx context.Context, bin, cniConfig, cniDir, registry string) error {
 	d.socket = socketPath(d.opts.Dir)
 	_ = os.Remove(d.socket) // a killed knit dev's
-	cniConfig := filepath.Join(d.opts.Dir, "cni-loopback.json")
-	if err := os.WriteFile(cniConfig, []byte(`{"cniVersion":"1.0.0","name":"knit-build-steps","type":"loopback"}`+"\n"), 0o600); err != nil {
-		return err
-	}
 	config := filepath.Join(d.opts.Dir, "buildkitd.toml")
 	if err := os.WriteFile(config, []byte(buildkitdConfig(filepath.Join(d.opts.Dir, "root"), d.socket, cniConfig, cniDir, registry, d.opts.Mirrors)), 0o600); err != nil {
 		return err
@@ -220,8 +257,8 @@ func (d *Daemon) startBuildkitd(ctx context.Context, bin, cniDir, registry strin
 }
 
 // buildkitdConfig is buildkitd.toml: the OCI worker (runc) alone, steps
-// in a loopback-only network namespace, the build registry and loopback
-// mirrors in plain HTTP.
+// in the network cniConfig says, the build registry and loopback mirrors
+// in plain HTTP.
 func buildkitdConfig(root, socket, cniConfig, cniDir, registry string, mirrors map[string][]string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "root = %q\n\n[grpc]\n  address = [%q]\n\n", root, "unix://"+socket)
@@ -334,6 +371,12 @@ func (d *Daemon) stopLocked() {
 		}
 	}
 	d.procs, d.started = nil, false
+	if d.egress != nil { // after buildkitd: its steps' interfaces are on the bridge
+		if err := d.egress.Close(); err != nil {
+			d.opts.Log.Error(err, "Removing RUN steps' network")
+		}
+		d.egress = nil
+	}
 	if d.socket != "" {
 		_ = os.Remove(d.socket)
 	}
