@@ -13,6 +13,7 @@ import (
 	"github.com/knitops/knit/gitsync/gitserver"
 	gitsource "github.com/knitops/knit/gitsync/source"
 	"github.com/knitops/knit/internal/bytesize"
+	"github.com/knitops/knit/local/buildproxy"
 	"github.com/knitops/knit/local/dev"
 )
 
@@ -34,6 +35,13 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		"largest `size` of what one fetch of a GitRepository may bring, every file of its branch heads (e.g. 100MiB): heads that weigh more are not synced (Synced=False, reason TooLarge)")
 	fs.Func("build-mirror", "`REGISTRY=MIRROR[,MIRROR…]`: dockerfile:// builds pull REGISTRY's images (docker.io, say) from the mirrors first; repeat for more", func(v string) error {
 		opts.BuildMirrors = append(opts.BuildMirrors, v)
+		return nil
+	})
+	fs.Func("build-allow-host", "a `host[:port]` dockerfile:// RUN steps may reach, through a proxy knit dev runs (pypi.org, *.example.org, 127.0.0.1:8080; no port: 80 and 443; comma-separate several or repeat); none by default: steps reach no network", func(v string) error {
+		if _, err := buildproxy.ParseAllowList(v); err != nil {
+			return err
+		}
+		opts.BuildAllowHosts = append(opts.BuildAllowHosts, v)
 		return nil
 	})
 	fs.Func("plain-http-registry", "a registry (`host:port`) images may be pulled from over plain HTTP, besides loopback ones; repeat for more", func(v string) error {

@@ -27,6 +27,7 @@ import (
 	"github.com/knitops/knit/gitsync/build"
 	"github.com/knitops/knit/gitsync/build/dockerfile"
 	"github.com/knitops/knit/local/buildkit"
+	"github.com/knitops/knit/local/buildproxy"
 )
 
 // buildkitToolchain names BuildKit in build keys: the Dockerfile frontend
@@ -257,9 +258,13 @@ func newDockerfileBuilds(ctx context.Context, opts Options, c client.Client, rec
 	if err != nil {
 		return nil, err
 	}
+	allow, err := buildproxy.ParseAllowList(opts.BuildAllowHosts...)
+	if err != nil {
+		return nil, err
+	}
 	dir := filepath.Join(opts.StateDir, "buildkit")
 	return &dockerfileBuilds{
-		daemon: buildkit.New(buildkit.Options{Dir: dir, BinDir: opts.BinDir, Mirrors: mirrors, Log: log.WithName("buildkit")}),
+		daemon: buildkit.New(buildkit.Options{Dir: dir, BinDir: opts.BinDir, Mirrors: mirrors, AllowHosts: allow, Log: log.WithName("buildkit")}),
 		cache:  git.cache, client: c, events: rec, ctx: ctx, now: time.Now, log: log.WithName("build"),
 		ledger: build.Ledger{Client: c, Reader: c, Namespace: config.SystemNamespace},
 		wake: func(key types.NamespacedName) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/knitops/knit/local/buildproxy"
 	"github.com/knitops/knit/local/runtime"
 )
 
@@ -54,6 +55,13 @@ type Options struct {
 	// (several mirrors comma-separated; loopback ones in plain HTTP), as
 	// buildkitd.toml's registry mirrors.
 	BuildMirrors []string
+	// BuildAllowHosts are the hosts dockerfile:// RUN steps may reach,
+	// through a proxy knit dev runs: "pypi.org", "*.example.org:8443",
+	// "127.0.0.1:8080" (several comma-separated; no port allows 80 and
+	// 443), as package buildproxy reads them. Empty, the default, gives
+	// steps no network: knit dev cannot know which registries a user's
+	// builds need.
+	BuildAllowHosts []string
 	// Restart replaces the controllers at every receive, while the
 	// ingress, the activator, the replicas, admission and the Git server
 	// keep serving (`knit dev` sends on it at SIGHUP).
@@ -93,6 +101,9 @@ func (o *Options) Validate() error {
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			errs = append(errs, fmt.Errorf("%s %q: %w", flag, addr, err))
 		}
+	}
+	if _, err := buildproxy.ParseAllowList(o.BuildAllowHosts...); err != nil {
+		errs = append(errs, err)
 	}
 	switch o.ReplicaNetwork {
 	case networkAuto, string(runtime.NetworkIsolated), string(runtime.NetworkShared):
