@@ -127,7 +127,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hostport := net.JoinHostPort(host, strconv.Itoa(int(port)))
 	if !p.allow.Allows(host, port) {
-		p.refuse(w, r, hostport, "it is not on the allow list")
+		p.refuseHost(w, r, hostport)
 		return
 	}
 	p.log.V(1).Info("Relaying a RUN step's request", "method", r.Method, "host", hostport)

@@ -19,16 +19,23 @@ const maxDrain = 1 << 20
 
 // refuse answers 403 for hostport, saying why and which flag allows it,
 // in the status line as well as the body: pip, curl and wget show a
-// failed proxy's status line and not its body.
-func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, hostport, why string) {
+// failed proxy's status line and not its body. what is the refusal in a
+// few words for the status line, why the whole of it, and allow the
+// --build-allow-host value that lifts it.
+func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, hostport, what, why, allow string) {
 	p.log.Info("Refused a RUN step's request", "method", r.Method, "host", hostport, "reason", why)
-	reason := fmt.Sprintf("Forbidden by knit dev: %s is not allowed (knit dev --build-allow-host)", hostport)
+	reason := fmt.Sprintf("Forbidden by knit dev: %s (knit dev --build-allow-host)", what)
 	body := fmt.Sprintf("knit dev refused a RUN step's request for %s: %s.\n"+
 		"RUN steps reach only the hosts the operator allows; allow this one with\n"+
 		"  knit dev --build-allow-host %s\n"+
 		"(a host without a port allows ports 80 and 443; *.example.org allows its subdomains).\n"+
-		"Allowed now: %s\n", hostport, why, hostport, p.allowed())
+		"Allowed now: %s\n", hostport, why, allow, p.allowed())
 	respond(w, r, http.StatusForbidden, reason, body)
+}
+
+// refuseHost refuses a host that is not on the allow list.
+func (p *Proxy) refuseHost(w http.ResponseWriter, r *http.Request, hostport string) {
+	p.refuse(w, r, hostport, hostport+" is not allowed", "it is not on the allow list", hostport)
 }
 
 func (p *Proxy) allowed() string {
@@ -52,11 +59,22 @@ func (p *Proxy) upstreamFailed(w http.ResponseWriter, r *http.Request, err error
 func (p *Proxy) dialFailed(w http.ResponseWriter, r *http.Request, hostport string, err error) {
 	var denied *egress.DeniedError
 	if errors.As(err, &denied) {
-		p.refuse(w, r, hostport, fmt.Sprintf("it reaches %s (%s); an address is reached only when the allow list names it", denied.Target, denied.Reason))
+		addr := deniedAddr(denied.Target)
+		p.refuse(w, r, hostport, fmt.Sprintf("%s resolves to %s, refused", hostport, addr),
+			fmt.Sprintf("it resolves to %s (%s), reached only when the allow list names that address", addr, denied.Reason), addr)
 		return
 	}
 	p.log.Info("A RUN step's request failed", "method", r.Method, "host", hostport, "error", err.Error())
 	respond(w, r, http.StatusBadGateway, "Bad Gateway", fmt.Sprintf("knit dev's build proxy could not reach %s: %v\n", hostport, err))
+}
+
+// deniedAddr is the address in an egress refusal's target, written
+// "name (address:port)" or "address:port".
+func deniedAddr(target string) string {
+	if i := strings.LastIndex(target, "("); i >= 0 && strings.HasSuffix(target, ")") {
+		return target[i+1 : len(target)-1]
+	}
+	return target
 }
 
 // respond writes a complete response with its own reason phrase on the
