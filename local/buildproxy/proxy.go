@@ -41,6 +41,9 @@ type Config struct {
 	Deny []netip.Prefix
 	// Log gets each refusal, and at V(1) each relayed request.
 	Log logr.Logger
+	// Resolver resolves the names the proxy dials; nil is this machine's
+	// (tests answer names themselves).
+	Resolver *net.Resolver
 }
 
 // Proxy is the HTTP forward proxy RUN steps reach: http:// requests are
@@ -61,7 +64,8 @@ type Proxy struct {
 // it may reach is not the steps' business.
 func New(c Config) *Proxy {
 	policy := &egress.Policy{Allow: egressRules(c.Allow), Deny: c.Deny}
-	dial := egress.DialContext(&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}, func() *egress.Policy { return policy })
+	dialer := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second, Resolver: c.Resolver}
+	dial := egress.DialContext(dialer, func() *egress.Policy { return policy })
 	p := &Proxy{allow: c.Allow, log: c.Log, dial: dial, tunnels: map[net.Conn]struct{}{}}
 	p.relay = &httputil.ReverseProxy{
 		// Rewrite, not Director: the request goes where its absolute URL

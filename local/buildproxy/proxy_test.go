@@ -2,6 +2,7 @@ package buildproxy
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr/testr"
+	"golang.org/x/net/dns/dnsmessage"
 )
 
 // upstream is a server on loopback that says what reached it.
@@ -37,7 +39,13 @@ func serve(t *testing.T, allow ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := New(Config{Allow: list, Log: testr.New(t)})
+	return serveConfig(t, Config{Allow: list, Log: testr.New(t)})
+}
+
+// serveConfig runs a proxy for c on loopback and returns its address.
+func serveConfig(t *testing.T, c Config) string {
+	t.Helper()
+	p := New(c)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -141,13 +149,74 @@ func TestTunnelsHTTPSToAllowedHostsOnly(t *testing.T) {
 	}
 }
 
-// An allowed wildcard name is tunnelled: it gets as far as dialling it
-// (the name does not resolve here, so the proxy says 502, not 403).
+// An allowed wildcard name is tunnelled to what it resolves to, when
+// the allow list names that address too; else the address is refused.
 func TestTunnelsWildcardNames(t *testing.T) {
-	proxy := serve(t, "*.knit.invalid")
-	if got := connect(t, proxy, "a.b.knit.invalid:443"); !strings.HasPrefix(got, "HTTP/1.1 502 ") {
-		t.Errorf("CONNECT to a name *.knit.invalid allows: %q, want 502 (allowed, not resolved)", got)
+	up := upstream(t, true)
+	host := strings.TrimPrefix(up.URL, "https://")
+	_, port, _ := net.SplitHostPort(host)
+	for _, tc := range []struct {
+		allow  []string
+		status string
+	}{
+		{[]string{"*.knit.test:" + port, host}, "HTTP/1.1 200 "},
+		{[]string{"*.knit.test:" + port}, "HTTP/1.1 403 Forbidden by knit dev: a.b.knit.test:" + port + " resolves to " + host + ", refused"},
+		{[]string{"*.other.test:" + port, host}, "HTTP/1.1 403 Forbidden by knit dev: a.b.knit.test:" + port + " is not allowed"},
+	} {
+		list, err := ParseAllowList(tc.allow...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxy := serveConfig(t, Config{Allow: list, Log: testr.New(t), Resolver: loopbackResolver(t)})
+		if got := connect(t, proxy, "a.b.knit.test:"+port); !strings.HasPrefix(got, tc.status) {
+			t.Errorf("allow %q: CONNECT a.b.knit.test:%s: %q, want %q", tc.allow, port, got, tc.status)
+		}
 	}
+}
+
+// loopbackResolver answers every A query with 127.0.0.1 and every other
+// with no address, in memory: no query leaves the test.
+func loopbackResolver(t *testing.T) *net.Resolver {
+	return &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		client, server := net.Pipe()
+		go func() {
+			defer server.Close()
+			if err := answerLoopback(server); err != nil {
+				t.Logf("fake DNS: %v", err)
+			}
+		}()
+		return client, nil
+	}}
+}
+
+// answerLoopback answers one query in DNS's TCP framing, which Go's
+// resolver speaks on a connection that is not a PacketConn.
+func answerLoopback(c net.Conn) error {
+	var n [2]byte
+	if _, err := io.ReadFull(c, n[:]); err != nil {
+		return err
+	}
+	msg := make([]byte, int(n[0])<<8|int(n[1]))
+	if _, err := io.ReadFull(c, msg); err != nil {
+		return err
+	}
+	var q dnsmessage.Message
+	if err := q.Unpack(msg); err != nil || len(q.Questions) != 1 {
+		return fmt.Errorf("query: %v", err)
+	}
+	a := dnsmessage.Message{Header: dnsmessage.Header{ID: q.ID, Response: true, Authoritative: true}, Questions: q.Questions}
+	if question := q.Questions[0]; question.Type == dnsmessage.TypeA {
+		a.Answers = []dnsmessage.Resource{{
+			Header: dnsmessage.ResourceHeader{Name: question.Name, Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET, TTL: 60},
+			Body:   &dnsmessage.AResource{A: [4]byte{127, 0, 0, 1}},
+		}}
+	}
+	out, err := a.Pack()
+	if err != nil {
+		return err
+	}
+	_, err = c.Write(append([]byte{byte(len(out) >> 8), byte(len(out))}, out...))
+	return err
 }
 
 // connect sends one CONNECT and returns the status line.
