@@ -121,6 +121,7 @@ func (d *Daemon) start(ctx context.Context) error {
 	}
 	addr, err := registryAddr(d.opts.Dir)
 	if err != nil {
+		d.stopLocked()
 		return err
 	}
 	if err := d.startRegistry(ctx, bins["registry"], addr); err != nil {
