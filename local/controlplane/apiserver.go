@@ -35,6 +35,7 @@ type apiServer struct {
 	tokenFile string // --token-auth-file with the admin token
 	saKey     string // signs service-account tokens
 	saPub     string // verifies them
+	kubelet   kubeletPKI
 }
 
 // args follows envtest's configuration of the same binary, with two
@@ -78,6 +79,13 @@ func (a apiServer) args() []string {
 		"--service-cluster-ip-range=" + ServiceRange,
 		"--disable-admission-plugins=ServiceAccount",
 		"--allow-privileged=true",
+		// knit dev's kubelet log endpoint (package podlogs): the API server
+		// proxies `kubectl logs` to the Node's InternalIP, 127.0.0.1, and
+		// proves itself with a client certificate only that endpoint accepts.
+		"--kubelet-client-certificate=" + a.kubelet.clientCert,
+		"--kubelet-client-key=" + a.kubelet.clientKey,
+		"--kubelet-certificate-authority=" + a.kubelet.caFile,
+		"--kubelet-preferred-address-types=InternalIP",
 		// A client's open watch (kubectl get -w, an informer of a tool
 		// beside knit dev) otherwise holds the API server's exit until
 		// knit kills it (stopTimeout): Ctrl-C took 15 s whenever one was

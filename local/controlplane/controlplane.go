@@ -165,6 +165,9 @@ func prepareAPIServer(stateDir string, port int, etcdURL string) (*preparedAPISe
 	if err := writeTokenFile(srv.tokenFile, token); err != nil {
 		return nil, err
 	}
+	if srv.kubelet, err = prepareKubeletPKI(stateDir, ca); err != nil {
+		return nil, err
+	}
 	apiURL := "https://127.0.0.1:" + strconv.Itoa(port)
 	return &preparedAPIServer{server: srv, ca: ca, config: restConfig(apiURL, ca.CAPEM(), token)}, nil
 }
