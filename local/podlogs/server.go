@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -44,6 +45,9 @@ func New(opts Options) *Server {
 	s.srv = &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
+		// Refused handshakes (a client without the kubelet client
+		// certificate) are worth a line in knit dev's log, not stderr.
+		ErrorLog: slog.NewLogLogger(logr.ToSlogHandler(opts.Log), slog.LevelInfo),
 		TLSConfig: &tls.Config{
 			MinVersion:            tls.VersionTLS12,
 			Certificates:          []tls.Certificate{opts.Cert},

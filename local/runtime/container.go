@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/knitops/knit/local/podlogs"
 	"github.com/knitops/knit/local/probes"
 	"github.com/knitops/knit/local/view"
 )
@@ -50,13 +51,14 @@ func (r *replica) runContainer(ctx context.Context, ref containerRef) (completed
 	if ref.init {
 		log = log.WithValues("init", true)
 	}
-	logPath := filepath.Join(r.rt.opts.logsDir(), r.key.Namespace, r.key.Name, r.id+"-"+c.Name+".log")
+	logPath := r.logPath(c.Name)
 	logFile, err := openLog(logPath)
 	if err != nil {
 		r.holdBack(ctx, ref, c, fmt.Errorf("log: %w", err))
 		return false
 	}
 	defer logFile.Close()
+	stamped := podlogs.NewFile(logFile)
 	if r.netErr != nil {
 		r.holdBack(ctx, ref, c, r.netErr)
 		return false
@@ -86,7 +88,8 @@ func (r *replica) runContainer(ctx context.Context, ref containerRef) (completed
 		stdout.Reset()
 		stderr.Reset()
 		oomBefore := cg.OOMKills()
-		p, run, err := r.startRun(ctx, c, l, output{log: logFile, stdout: stdout, stderr: stderr}, cg)
+		logFrom := logSize(logFile)
+		p, run, err := r.startRun(ctx, c, l, output{log: stamped, stdout: stdout, stderr: stderr}, cg)
 		if err != nil {
 			streak++
 			log.Info("Container cannot start", "error", err.Error())
@@ -102,6 +105,7 @@ func (r *replica) runContainer(ctx context.Context, ref containerRef) (completed
 				s.restarts++
 			}
 			s.setup, s.running, s.pid, s.startedAt, s.probe = nil, true, p.pid(), p.started, ""
+			s.log.started(logFrom)
 			// A running init container is not ready: the kubelet calls it
 			// ready once it has completed (complete).
 			s.ready = c.ReadinessProbe == nil && !ref.init
@@ -263,6 +267,15 @@ func (r *replica) probe(ctx context.Context, i int, c *corev1.Container, p *proc
 			go r.explainLater(ctx, i, p.pid(), failing)
 		}
 	})
+}
+
+// logSize is where the next run's output begins in the log file.
+func logSize(f *os.File) int64 {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
 
 func openLog(path string) (*os.File, error) {

@@ -118,13 +118,28 @@ func (p *podPublisher) source() source.Source {
 // itself, or an older one of the same name, is no longer recorded under
 // its UID and changes nothing.
 func (p *podPublisher) deletedByOthers(key types.NamespacedName, uid types.UID) {
+	p.markDeleted(key, uid, true)
+}
+
+// terminatingByOthers is deletedByOthers for a Pod whose graceful deletion
+// began (deletionTimestamp set): it is still there, and goes for good once
+// its replica has stopped, when the runtime deletes it with no grace
+// period left, as the kubelet does.
+func (p *podPublisher) terminatingByOthers(key types.NamespacedName, uid types.UID) {
+	p.markDeleted(key, uid, false)
+}
+
+func (p *podPublisher) markDeleted(key types.NamespacedName, uid types.UID, gone bool) {
 	p.mu.Lock()
 	rec := p.pods[key]
-	if rec == nil || rec.uid == "" || rec.uid != uid || rec.replica == nil {
+	if rec == nil || rec.uid == "" || rec.uid != uid || rec.replica == nil || (rec.deleted && !gone) {
 		p.mu.Unlock()
 		return
 	}
-	rec.deleted, rec.uid, rec.status = true, "", nil
+	rec.deleted, rec.status = true, nil
+	if gone {
+		rec.uid = ""
+	}
 	r := rec.replica
 	p.mu.Unlock()
 	r.mu.Lock()
@@ -141,10 +156,12 @@ func (p *podPublisher) deletedByOthers(key types.NamespacedName, uid types.UID) 
 // template hash) and annotations, its spec, named <deployment>-<hash>-<id>
 // (the replica's HOSTNAME). The Deployment owns it, there being no
 // ReplicaSet, so the garbage collector and a namespace's deletion remove
-// it. spec.nodeName stays empty: no kubelet runs, and the API server
-// deletes an unscheduled Pod at once, where a bound one would wait,
-// Terminating, for a kubelet to confirm; no scheduler runs to bind it.
-func makePod(d *appsv1.Deployment, name, hash string) *corev1.Pod {
+// it. spec.nodeName is knit dev's node, where the replica runs: the API
+// server sends `kubectl logs` to the kubelet of the Pod's node (package
+// podlogs serves as one). A bound Pod's deletion is graceful, as on a
+// cluster: it waits, Terminating, until the runtime has stopped its
+// replica and deletes it for good (podReconciler).
+func makePod(d *appsv1.Deployment, name, hash, nodeName string) *corev1.Pod {
 	t := d.Spec.Template.DeepCopy()
 	labels := maps.Clone(t.Labels)
 	if labels == nil {
@@ -161,7 +178,7 @@ func makePod(d *appsv1.Deployment, name, hash string) *corev1.Pod {
 		},
 		Spec: t.Spec,
 	}
-	pod.Spec.NodeName = ""
+	pod.Spec.NodeName = nodeName
 	if pod.Spec.ServiceAccountName == "" {
 		// What the ServiceAccount admission plugin, off in knit dev, sets:
 		// a projected token is valid only for a named account.
@@ -195,7 +212,7 @@ func forgetEarlierPods(ctx context.Context, reader client.Reader, writer client.
 			continue
 		}
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name}}
-		err := writer.Delete(ctx, pod, client.Preconditions{UID: &m.UID})
+		err := writer.Delete(ctx, pod, client.Preconditions{UID: &m.UID}, client.GracePeriodSeconds(0))
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return n, fmt.Errorf("delete Pod %s/%s of an earlier replica: %w", m.Namespace, m.Name, err)
 		}
@@ -230,7 +247,9 @@ func (pr *podReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		// record without a replica.
 		if uid != "" {
 			gone := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name}}
-			err := pr.rt.client.Delete(ctx, gone, client.Preconditions{UID: &uid})
+			// No grace period: the replica has stopped, as a kubelet
+			// confirms a bound Pod's containers are gone.
+			err := pr.rt.client.Delete(ctx, gone, client.Preconditions{UID: &uid}, client.GracePeriodSeconds(0))
 			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 				return ctrl.Result{}, fmt.Errorf("delete Pod %s of a stopped replica: %w", req.NamespacedName, err)
 			}
@@ -324,11 +343,18 @@ func (p *podPublisher) recordCreated(key types.NamespacedName, r *replica, uid t
 // before any is created.
 func (rt *Runtime) setupPods(mgr ctrl.Manager) error {
 	rt.pods.earlierGone = make(chan struct{})
-	onDelete := handler.Funcs{DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workQueue) {
-		if ownedByDeployment(e.Object) {
-			rt.pods.deletedByOthers(client.ObjectKeyFromObject(e.Object), e.Object.GetUID())
-		}
-	}}
+	onDelete := handler.Funcs{
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workQueue) {
+			if ownedByDeployment(e.Object) {
+				rt.pods.deletedByOthers(client.ObjectKeyFromObject(e.Object), e.Object.GetUID())
+			}
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, _ workQueue) {
+			if ownedByDeployment(e.ObjectNew) && e.ObjectNew.GetDeletionTimestamp() != nil {
+				rt.pods.terminatingByOthers(client.ObjectKeyFromObject(e.ObjectNew), e.ObjectNew.GetUID())
+			}
+		},
+	}
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("local-runtime-pods").
 		WatchesRawSource(rt.pods.source()).

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knitops/knit/local/nodefit"
 )
 
 // podsOf lists the Pods in a namespace, by name.
@@ -110,8 +112,8 @@ func TestReplicaIsPublishedAsAPod(t *testing.T) {
 	if owner := metav1.GetControllerOf(&p); owner == nil || owner.Kind != "Deployment" || owner.UID != dep.UID || !ptr.Deref(owner.BlockOwnerDeletion, false) {
 		t.Errorf("controller %+v, want the Deployment %s", owner, dep.UID)
 	}
-	if p.Spec.NodeName != "" || len(p.Spec.Containers) != 1 || p.Spec.Containers[0].Image != suiteImage(t) {
-		t.Errorf("spec: node %q, containers %+v; want unscheduled, the template's", p.Spec.NodeName, p.Spec.Containers)
+	if p.Spec.NodeName != nodefit.Machine(nil, nil).Name || len(p.Spec.Containers) != 1 || p.Spec.Containers[0].Image != suiteImage(t) {
+		t.Errorf("spec: node %q, containers %+v; want this machine's node, the template's", p.Spec.NodeName, p.Spec.Containers)
 	}
 	if p.Status.PodIP != v.IP || p.Status.PodIP == "" || p.Status.HostIP == "" || p.Status.StartTime == nil {
 		t.Errorf("podIP %q hostIP %q startTime %v, want the replica's %q", p.Status.PodIP, p.Status.HostIP, p.Status.StartTime, v.IP)
@@ -198,7 +200,7 @@ func TestForgetEarlierPods(t *testing.T) {
 	ns := newNamespace(t)
 	d := revisionDeployment(ns, "earlier", 0, appContainer(suiteImage(t), "/app/httpserver"))
 	create(t, d)
-	earlier := makePod(d, "earlier-0123456789-abcde", "0123456789")
+	earlier := makePod(d, "earlier-0123456789-abcde", "0123456789", "")
 	mine := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "users"}, Spec: d.Spec.Template.Spec}
 	for _, p := range []*corev1.Pod{earlier, mine} {
 		if err := suite.client.Create(ctx, p); err != nil {

@@ -183,9 +183,9 @@ func TestMakePod(t *testing.T) {
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
 		},
 		// The ServiceAccount admission plugin's default, which knit dev runs without.
-		Spec: corev1.PodSpec{ServiceAccountName: "default", Containers: []corev1.Container{{Name: "user-container", Image: "ko://example.com/hello"}}},
+		Spec: corev1.PodSpec{ServiceAccountName: "default", NodeName: "this-machine", Containers: []corev1.Container{{Name: "user-container", Image: "ko://example.com/hello"}}},
 	}
-	got := makePod(d, "hello-00001-deployment-0123456789-abcde", "0123456789")
+	got := makePod(d, "hello-00001-deployment-0123456789-abcde", "0123456789", "this-machine")
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("makePod (-want +got):\n%s", diff)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/knitops/knit/local/cgroups"
+	"github.com/knitops/knit/local/podlogs"
 	"github.com/knitops/knit/local/view"
 )
 
@@ -32,7 +33,7 @@ type process struct {
 // output is where a process's streams go: the log file, and tails kept
 // for condition messages.
 type output struct {
-	log            io.Writer
+	log            *podlogs.File // each line stamped with its time, for kubectl logs
 	stdout, stderr io.Writer
 }
 
@@ -90,9 +91,10 @@ func startProcess(argv, env []string, dir string, out output, net *podNetwork, c
 			errR.Close()
 			return
 		}
+		logOut, logErr := out.log.Stream(), out.log.Stream()
 		var copying sync.WaitGroup
-		copying.Go(func() { _, _ = io.Copy(io.MultiWriter(out.log, out.stdout), outR) })
-		copying.Go(func() { _, _ = io.Copy(io.MultiWriter(out.log, out.stderr), errR) })
+		copying.Go(func() { _, _ = io.Copy(io.MultiWriter(logOut, out.stdout), outR); _ = logOut.Close() })
+		copying.Go(func() { _, _ = io.Copy(io.MultiWriter(logErr, out.stderr), errR); _ = logErr.Close() })
 		_ = cmd.Wait()
 		p.state = cmd.ProcessState
 		// The container is over: like the end of a container's cgroup,

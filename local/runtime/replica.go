@@ -85,6 +85,8 @@ type containerState struct {
 	// imageID and containerID are what the Pod reports of an image's
 	// run: repository@digest and runc://<id>.
 	imageID, containerID string
+	// log is where its runs' output is, for kubectl logs.
+	log runLog
 }
 
 // replicaView is a replica at one instant: what Deployment status and

@@ -239,7 +239,7 @@ func (rt *Runtime) sync(d *appsv1.Deployment) (synced, error) {
 		st.replicas = append(st.replicas, r)
 		rt.running.Add(1)
 		r.log.Info("Starting replica", "ports", r.ports.byNumber)
-		r.start(makePod(d, r.pod.Name, r.hash))
+		r.start(makePod(d, r.pod.Name, r.hash, r.pod.NodeName))
 	}
 	views := st.views(now)
 	return synced{views: views, hash: hash, progressSince: st.progress.observe(d.Generation, readyUpdated(views, hash), now),

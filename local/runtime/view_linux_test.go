@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/knitops/knit/local/podlogs"
 	"github.com/knitops/knit/local/view"
 )
 
@@ -79,7 +80,7 @@ echo "argv0 $0"
 		t.Helper()
 		out := &lockedBuffer{}
 		p, err := startProcess(append([]string{"/ko-app/app"}, args...), []string{"PATH=/usr/bin:/bin"}, "/",
-			output{log: io.Discard, stdout: out, stderr: out}, nil, nil, plan, cred)
+			output{log: podlogs.NewFile(io.Discard), stdout: out, stderr: out}, nil, nil, plan, cred)
 		if err != nil {
 			t.Fatal(err)
 		}
