@@ -19,6 +19,8 @@ type apiServer struct {
 	kubeconfig string
 	issuer     certIssuer
 	stop       func() error
+	// own is knit dev's own control plane; nil for --kubeconfig's.
+	own *controlplane.ControlPlane
 }
 
 // The client-side rate limit of knit dev's API clients. client-go's
@@ -41,7 +43,7 @@ func startAPI(ctx context.Context, opts Options) (*apiServer, error) {
 	}
 	cfg := cp.RESTConfig()
 	cfg.QPS, cfg.Burst = devAPIQPS, devAPIBurst
-	return &apiServer{config: cfg, url: cp.APIURL(), kubeconfig: cp.KubeconfigPath(), issuer: cp, stop: cp.Stop}, nil
+	return &apiServer{config: cfg, url: cp.APIURL(), kubeconfig: cp.KubeconfigPath(), issuer: cp, stop: cp.Stop, own: cp}, nil
 }
 
 func useExistingAPI(ctx context.Context, opts Options) (*apiServer, error) {

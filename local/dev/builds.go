@@ -28,6 +28,7 @@ import (
 	"github.com/knitops/knit/gitsync/build/dockerfile"
 	"github.com/knitops/knit/local/buildkit"
 	"github.com/knitops/knit/local/buildproxy"
+	"github.com/knitops/knit/local/podlogs"
 )
 
 // buildkitToolchain names BuildKit in build keys: the Dockerfile frontend
@@ -54,6 +55,9 @@ type dockerfileBuilds struct {
 	wake   func(types.NamespacedName)
 	logDir string
 	log    logr.Logger
+	// pods mirrors each build as a Pod for kubectl logs; nil when knit dev
+	// runs against another API server (its kubelet client is not knit dev's).
+	pods *buildPods
 	// stopEvents stops the Events broadcaster.
 	stopEvents func()
 	ctx        context.Context // knit dev's: a build stops with it
@@ -83,8 +87,12 @@ func (b *dockerfileBuilds) Key(r build.Request) string {
 	return build.Key(buildkitToolchain, build.DefaultPlatform, r.Namespace, r.Tree, image)
 }
 
-// Logs is the build's log file.
+// Logs says how to read the build's log: kubectl logs of its mirror pod,
+// else the log file.
 func (b *dockerfileBuilds) Logs(st knitv1alpha1.BuildStatus) string {
+	if b.pods != nil {
+		return fmt.Sprintf("kubectl logs -n %s pod/%s", config.SystemNamespace, build.JobName(st.Key))
+	}
 	return "log in " + b.logFile(st.Key)
 }
 
@@ -154,7 +162,13 @@ func (b *dockerfileBuilds) run(r build.Request, ref dockerfile.Ref, st knitv1alp
 	ctx, cancel := context.WithTimeout(b.ctx, buildDeadline)
 	defer cancel()
 	began := b.now()
+	if b.pods != nil {
+		b.pods.started(b.ctx, st.Key, r)
+	}
 	image, res, err := b.build(ctx, r, ref, st.Key)
+	if b.pods != nil {
+		b.pods.finished(b.ctx, st.Key, r, began, err)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.running, st.Key)
@@ -189,6 +203,8 @@ func (b *dockerfileBuilds) build(ctx context.Context, r build.Request, ref docke
 		return "", buildkit.Result{}, err
 	}
 	defer logf.Close()
+	stamped := podlogs.NewFile(logf).Stream() // kubectl logs --since and --timestamps read its stamps
+	defer stamped.Close()
 	tmp, err := os.MkdirTemp("", "knit-build-context-")
 	if err != nil {
 		return "", buildkit.Result{}, err
@@ -200,7 +216,7 @@ func (b *dockerfileBuilds) build(ctx context.Context, r build.Request, ref docke
 	repo := b.repository(ctx, r)
 	spec := buildkit.Spec{Context: tmp, File: ref.File, Target: ref.Target, Args: ref.Args,
 		Repository: r.Namespace + "/" + r.Repository + "/" + ref.Name(r.Repository), Tag: key[:16]}
-	res, err := b.daemon.Build(ctx, spec, logf, func(s buildkit.Step) { b.stepEvent(repo, r, key, s) })
+	res, err := b.daemon.Build(ctx, spec, stamped, func(s buildkit.Step) { b.stepEvent(repo, r, key, s) })
 	return res.Image, res, err
 }
 

@@ -40,8 +40,9 @@ type dataPlane struct {
 	git     *gitPlane
 	act     *activatorPlane
 	adm     *admissionServer
-	network runtime.Network // where replicas listen
-	oci     *runtime.OCI    // runs container images; nil: this machine cannot
+	network runtime.Network  // where replicas listen
+	rt      *runtime.Runtime // set by newManager
+	oci     *runtime.OCI     // runs container images; nil: this machine cannot
 	// ingress is served beside the manager, not by it: on the way out it
 	// stops first and drains while the activator and the replicas its
 	// requests are on still answer (see running.shutdown).
@@ -85,6 +86,7 @@ func (p *dataPlane) newManager(cfg *rest.Config, scheme *k8sruntime.Scheme, opts
 	if err != nil {
 		return nil, fmt.Errorf("local runtime: %w", err)
 	}
+	p.rt = rt
 	// The runtime hears of scale-ups from the autoscaler in process,
 	// before they reach the API server (Runtime.HintScale).
 	scaler, err := platform.SetupAutoscaler(mgr, p.store, rt)

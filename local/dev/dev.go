@@ -141,6 +141,11 @@ func serve(ctx context.Context, opts Options, apiSrv *apiServer, dp *dataPlane, 
 		return err
 	}
 	defer builds.close()
+	if apiSrv.own != nil {
+		if err := startKubeletLogs(ctx, apiSrv.own, c, dp.rt, builds, ctrl.Log); err != nil {
+			return err
+		}
+	}
 	ctrls := &controllers{config: apiSrv.config, scheme: scheme, out: out, options: platform.ControlPlaneOptions{
 		Store: dp.store, StoreWatched: true, URLPort: port(dp.ingress), URLPortTLS: port(dp.https), IngressURL: ingressURL, Ingress: dp.router,
 		QueueImage: queueImage, QueueEnv: queueEnv,

@@ -32,14 +32,19 @@ func NewFile(w io.Writer) *File { return &File{w: w, now: time.Now} }
 // unfinished last line.
 func (f *File) Stream() *Stream { return &Stream{file: f} }
 
-// Stream is a line-stamping writer of one stream into a File. Not safe for
-// concurrent use; one stream per goroutine.
+// Stream is a line-stamping writer of one stream into a File. Writers
+// sharing one Stream (a command's stdout copied beside its stderr lines)
+// are serialized; their unfinished lines would mix, so each stream of a
+// process gets a Stream of its own where it can.
 type Stream struct {
+	mu      sync.Mutex
 	file    *File
 	partial []byte
 }
 
 func (s *Stream) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	n := len(p)
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
@@ -61,6 +66,8 @@ func (s *Stream) Write(p []byte) (int, error) {
 
 // Close writes an unfinished last line, if any.
 func (s *Stream) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if len(s.partial) == 0 {
 		return nil
 	}
