@@ -23,8 +23,9 @@ const (
 )
 
 // Node is a node as the scheduler's filters other than resources read
-// it: its name, labels and taints. knit dev registers no Node object, so
-// its own is made here, as a kubelet would register one (Machine).
+// it: its name, labels and taints. knit dev schedules through no Node
+// object, so its own is made here, as a kubelet would register one
+// (Machine); the Node knit dev registers for kubectl logs copies it.
 type Node struct {
 	Name   string
 	Labels map[string]string

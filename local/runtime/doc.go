@@ -230,9 +230,10 @@
 // words, meanwhile, with nothing started and nothing of the machine
 // taken. First the volume binding check: each persistent volume claim
 // the pod names must exist and be bound (see Volumes). Then the node's
-// taints and labels (package nodefit): knit dev registers no Node object
-// (it is the node; docs/design.md says why), so this machine is a node as a
-// kubelet registers one — named by its hostname, lowered, labelled
+// taints and labels (package nodefit): knit dev schedules nothing through
+// a Node object (it is the node; docs/design.md says why; the Node it
+// registers is for `kubectl logs` and shows these), so this machine is a
+// node as a kubelet registers one — named by its hostname, lowered, labelled
 // kubernetes.io/hostname, kubernetes.io/os, kubernetes.io/arch and their
 // beta. forms, plus Options.NodeLabels — untainted unless
 // Options.NodeTaints says otherwise. A NoSchedule or NoExecute taint the
@@ -329,10 +330,13 @@
 // the template's labels (plus pod-template-hash) and annotations and its
 // spec, controlled by the Deployment (there is no ReplicaSet), so the
 // garbage collector and a namespace's deletion remove it. spec.nodeName
-// stays empty: nothing schedules it and no kubelet runs, and the API
-// server deletes an unscheduled Pod at once, where a bound one would wait
-// Terminating for a kubelet that never confirms (and hold its namespace's
-// deletion for its grace period). The ServiceAccount admission plugin is
+// is this machine's node name: the API server sends `kubectl logs` to the
+// kubelet of a Pod's node, and knit dev serves the kubelet's log endpoint
+// for its Node (package podlogs; ContainerLog answers it). A bound Pod's
+// deletion is graceful: the API server sets its deletion timestamp and
+// waits for the kubelet to confirm. So the runtime does: it stops the
+// replica when a deletion begins and deletes the Pod with no grace period
+// left once the replica is gone, as it deletes its own Pods. The ServiceAccount admission plugin is
 // off (see package controlplane), so the spec is the template's, with no
 // token volume added that no process mounts, and the service account
 // need not exist.
@@ -530,8 +534,12 @@
 // # Logs
 //
 // Each process's stdout and stderr go to
-// <state>/logs/<namespace>/<deployment>/<replica>-<container>.log, with a
-// bounded tail kept in memory for condition messages; builds log to
+// <state>/logs/<namespace>/<deployment>/<replica>-<container>.log, each
+// line prefixed with the time it was written (podlogs.Stream, as the
+// kubelet's CRI log files), with a bounded tail kept in memory for
+// condition messages. Every run of a container appends to the file; the
+// runtime keeps where each run began, so `kubectl logs` reads the current
+// run and --previous the one before (ContainerLog); builds log to
 // <state>/builds/<key>/build.log. The runtime itself logs through the
 // manager's logger, named "local-runtime".
 package runtime

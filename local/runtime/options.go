@@ -55,9 +55,10 @@ type Options struct {
 	// what a pod's nodeSelector and required node affinity are matched
 	// against. NodeTaints are its taints: a NoSchedule or NoExecute one
 	// leaves a replica whose tolerations do not tolerate it Pending,
-	// Unschedulable. knit dev registers no Node object (it is the node,
-	// see docs/design.md), so these are where the node's labels and
-	// taints live; none by default but the kubelet's labels.
+	// Unschedulable. knit dev schedules through no Node object (it is the
+	// node, see docs/design.md; the Node it registers for kubectl logs
+	// copies these), so these are where the node's labels and taints
+	// live; none by default but the kubelet's labels.
 	NodeLabels map[string]string
 	NodeTaints []corev1.Taint
 	// ShutdownGracePeriod bounds knit dev's own shutdown (Ctrl-C): what
