@@ -18,6 +18,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -243,4 +246,35 @@ func (d *knitDev) replicaStarts(t *testing.T, namespace, deployment string) int 
 		t.Fatal(err)
 	}
 	return len(logs)
+}
+
+// podLogs reads the log of container of the first Pod matching selector
+// through the API server's pods/log, as kubectl logs does, waiting for
+// the Pod to be published.
+func (d *knitDev) podLogs(t *testing.T, namespace, selector, container string) string {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(d.stateDir, "kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs string
+	waitFor(t, "a Pod's log through the API server", time.Minute, func(ctx context.Context) (bool, string) {
+		pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil || len(pods.Items) == 0 {
+			return false, fmt.Sprintf("pods: %v", err)
+		}
+		stream, err := cs.CoreV1().Pods(namespace).GetLogs(pods.Items[0].Name, &corev1.PodLogOptions{Container: container}).Stream(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		defer stream.Close()
+		b, err := io.ReadAll(stream)
+		logs = string(b)
+		return err == nil && logs != "", fmt.Sprintf("%q %v", logs, err)
+	})
+	return logs
 }

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +67,19 @@ func TestServingJourney(t *testing.T) {
 			if got := d.replicaStarts(t, "default", rev+"-deployment"); got != 1 {
 				t.Errorf("%s started %d replicas, want 1", rev, got)
 			}
+		}
+	})
+
+	t.Run("kubectl logs reads what a replica printed", func(t *testing.T) {
+		// Through the API server, which calls knit dev's kubelet log
+		// endpoint at its Node's address, as on a cluster.
+		logs := d.podLogs(t, "default", servingv1.RevisionLabelKey+"=hello-00002", "user-container")
+		if !strings.Contains(logs, "helloworld listening on :") {
+			t.Errorf("logs of hello-00002's pod = %q, want what the app printed", logs)
+		}
+		out, err := d.kubectl(t, "logs", "-n", "default", "deploy/hello-00002-deployment", "-c", "user-container", "--timestamps")
+		if err != nil || !regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT[\d:.]+Z .*helloworld listening on :`).MatchString(out) {
+			t.Errorf("kubectl logs --timestamps deploy/hello-00002-deployment: %v\n%s", err, out)
 		}
 	})
 

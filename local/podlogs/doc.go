@@ -17,7 +17,9 @@
 // CRI log files do (Writer writes them). That time is what sinceSeconds,
 // sinceTime and timestamps need; timestamps=false strips it. A line
 // without a valid prefix (a file from before) is passed on as it is and
-// never filtered out by since.
+// never filtered out by since. A line is written when it ends (or at
+// 16 KiB, or when its stream closes), so a follower sees a prompt without
+// a newline only then.
 //
 // Which file a container's log is, and whether it still grows, is the
 // Source's: the runtime for replicas, knit dev's build runner for the

@@ -50,8 +50,16 @@ func (s NodeSpec) Node(now time.Time) *corev1.Node {
 }
 
 // PublishNode creates or updates the Node, then writes its status (which
-// only the status subresource takes).
+// only the status subresource takes), and deletes the Nodes an earlier
+// knit dev published under another name (the machine was renamed).
 func PublishNode(ctx context.Context, c client.Client, s NodeSpec) error {
+	if err := publishNode(ctx, c, s); err != nil {
+		return err
+	}
+	return deleteEarlierNodes(ctx, c, s.Name)
+}
+
+func publishNode(ctx context.Context, c client.Client, s NodeSpec) error {
 	want := s.Node(time.Now())
 	got := &corev1.Node{}
 	err := c.Get(ctx, client.ObjectKey{Name: s.Name}, got)
@@ -74,4 +82,32 @@ func PublishNode(ctx context.Context, c client.Client, s NodeSpec) error {
 		return fmt.Errorf("write status of Node %s: %w", s.Name, err)
 	}
 	return nil
+}
+
+// deleteEarlierNodes deletes the Nodes knit dev published (their Ready
+// reason says so) but the one named keep.
+func deleteEarlierNodes(ctx context.Context, c client.Client, keep string) error {
+	var nodes corev1.NodeList
+	if err := c.List(ctx, &nodes); err != nil {
+		return fmt.Errorf("list Nodes: %w", err)
+	}
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		if n.Name == keep || !publishedByKnitDev(n) {
+			continue
+		}
+		if err := c.Delete(ctx, n); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("delete earlier Node %s: %w", n.Name, err)
+		}
+	}
+	return nil
+}
+
+func publishedByKnitDev(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Reason == ReadyReason {
+			return true
+		}
+	}
+	return false
 }
