@@ -113,6 +113,11 @@ func (j *dockerfileJourney) firstPushes(t *testing.T) {
 		if st.Phase != knitv1alpha1.BuildSucceeded || st.Image != image {
 			t.Errorf("%s status.builds = %+v, want Succeeded with %s", app, st, image)
 		}
+		// The build's mirror pod: kubectl logs reads BuildKit's output.
+		out, err := j.d.kubectl(t, "logs", "-n", "knit-system", "pod/knit-build-"+st.Key[:16])
+		if err != nil || !strings.Contains(out, "exporting to image") {
+			t.Errorf("kubectl logs of %s's build: %v\n%s", app, err, out)
+		}
 	}
 }
 
