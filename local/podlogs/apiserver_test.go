@@ -45,7 +45,8 @@ func TestKubectlLogsThroughTheAPIServer(t *testing.T) {
 
 	path := filepath.Join(t.TempDir(), "app.log")
 	stamped(t, path, time.Now().Add(-time.Minute), "hello from the app", "second line")
-	port := serveFor(t, cp, &fakeSource{path: path})
+	live := make(chan struct{})
+	port := serveFor(t, cp, &fakeSource{path: path, live: live})
 
 	c, err := client.New(cp.RESTConfig(), client.Options{})
 	if err != nil {
@@ -81,6 +82,27 @@ func TestKubectlLogsThroughTheAPIServer(t *testing.T) {
 	if err != nil || !strings.HasSuffix(strings.SplitN(string(all), "\n", 2)[0], "Z hello from the app") {
 		t.Errorf("logs --timestamps = %q, %v; want the lines with their times", all, err)
 	}
+	// -f: what is appended comes through the API server while it is
+	// written, and the stream ends when the container is gone.
+	follow, err := cs.CoreV1().Pods("ns").GetLogs("web", &corev1.PodLogOptions{Container: "app", Follow: true, TailLines: ptr(int64(1))}).Stream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer follow.Close()
+	first := make([]byte, len("second line\n"))
+	if _, err := io.ReadFull(follow, first); err != nil || string(first) != "second line\n" {
+		t.Fatalf("logs -f --tail 1: first %q, %v", first, err)
+	}
+	stamped(t, path, time.Now(), "written while followed")
+	next := make([]byte, len("written while followed\n"))
+	if _, err := io.ReadFull(follow, next); err != nil || string(next) != "written while followed\n" {
+		t.Fatalf("logs -f: then %q, %v; want the appended line", next, err)
+	}
+	close(live)
+	if rest, err := io.ReadAll(follow); err != nil || len(rest) != 0 {
+		t.Errorf("logs -f after the container is gone: %q, %v; want the end", rest, err)
+	}
+
 	// A 400 reaches kubectl with the endpoint's words; a 404 as the API
 	// server's NotFound, as a kubelet's does.
 	_, err = cs.CoreV1().Pods("ns").GetLogs("web", &corev1.PodLogOptions{Container: "app", Previous: true}).Stream(ctx)
