@@ -26,4 +26,15 @@
 // ready. The ingress listens before the API starts and holds every request
 // until it has read its routes, so after a restart requests fail only
 // while no knit dev listens at all.
+//
+// # kubectl logs
+//
+// With its own API server, knit dev serves the kubelet's log endpoint
+// (package podlogs) and registers this machine's Node pointing at it
+// (kubeletlogs.go), so the API server's pods/log reaches a replica's log
+// file through the runtime. A dockerfile:// build, which runs in BuildKit
+// and not in a pod, is mirrored as a Pod in knit-system while it runs and
+// for an hour after, its log the build's (buildpods.go). With
+// --kubeconfig there is none of this: that API server's kubelet client is
+// not knit dev's to trust.
 package dev
