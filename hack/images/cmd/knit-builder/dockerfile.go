@@ -133,9 +133,10 @@ func startBuildkitd(ctx context.Context, o options, cfg, socket string, out io.W
 		return nil, err
 	}
 	// --net=host keeps the pod's network for pulls; each step gets a
-	// loopback-only namespace of its own (cni). /var/lib is copied up so
-	// that CNI can write its cache under a read-only root file system.
-	c := exec.Command(o.rootlesskit, "--net=host", "--copy-up=/etc", "--copy-up=/var/lib",
+	// loopback-only namespace of its own (cni). /run (buildkitd's
+	// sockets) and /var/lib (CNI's cache) are copied up onto tmpfs in
+	// rootlesskit's mount namespace: the root file system is read-only.
+	c := exec.Command(o.rootlesskit, "--net=host", "--copy-up=/etc", "--copy-up=/run", "--copy-up=/var/lib",
 		"--state-dir="+filepath.Join(os.TempDir(), "rootlesskit"),
 		o.buildkitd, "--config", cfg)
 	c.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "XDG_RUNTIME_DIR=" + run, "TMPDIR=" + os.TempDir()}

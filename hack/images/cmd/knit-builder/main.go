@@ -62,7 +62,9 @@ func main() {
 		fmt.Fprintln(os.Stdout, "build failed:", res.Error)
 		os.Exit(1)
 	}
-	fmt.Fprintln(os.Stdout, "pushed", res.Image)
+	if res.Image != "" {
+		fmt.Fprintln(os.Stdout, "pushed", res.Image)
+	}
 }
 
 // result is gitsync/build.Result in knit's module: the contract between
