@@ -66,6 +66,9 @@ type clusterResult struct {
 	idle    []podUsage
 	replica []containerUsage
 	builds  []buildRun
+	// dockerfile is nil when the part was not run
+	// (-cluster-dockerfile-runs 0).
+	dockerfile *clusterDockerfileResult
 }
 
 // benchCluster drives the test cluster with kubectl, helm and a client.
@@ -73,9 +76,15 @@ type benchCluster struct {
 	root, binDir, kubeconfig string
 	k                        kubernetes.Interface
 	progress                 io.Writer
+	// claimKept says the build cache claim was there before the build
+	// part's first build (measureBuilds reads it).
+	claimKept bool
 }
 
-func measureCluster(ctx context.Context, root, binDir, kubeconfig string, runs int, progress io.Writer) (*clusterResult, error) {
+// measureCluster runs the cluster part: runs cold starts beside plain
+// pods, the idle footprint, the ko:// builds and, unless dockerfileChanges
+// is 0, a dockerfile:// first push and that many code changes.
+func measureCluster(ctx context.Context, root, binDir, kubeconfig string, runs, dockerfileChanges int, progress io.Writer) (*clusterResult, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, err
@@ -135,6 +144,11 @@ func measureCluster(ctx context.Context, root, binDir, kubeconfig string, runs i
 	}
 	if res.builds, err = b.measureBuilds(ctx, ingress, buildRuns); err != nil {
 		return nil, fmt.Errorf("builds: %w", err)
+	}
+	if dockerfileChanges > 0 {
+		if res.dockerfile, err = b.measureClusterDockerfile(ctx, root, ingress, dockerfileChanges); err != nil {
+			return nil, fmt.Errorf("dockerfile builds: %w", err)
+		}
 	}
 	return res, nil
 }

@@ -55,6 +55,7 @@ func (b *benchCluster) measureBuilds(ctx context.Context, ingress string, runs i
 	// starts warm, and the table says so.
 	_, err = b.k.CoreV1().PersistentVolumeClaims("knit-system").Get(ctx, "knit-build-cache", metav1.GetOptions{})
 	coldCache := apierrors.IsNotFound(err)
+	b.claimKept = !coldCache
 	if err := b.run(ctx, "helm", "upgrade", "knit", "charts/knit", "-n", "knit-system", "--reuse-values", "--wait", "--timeout", "3m",
 		"--set", "build.registry="+buildRegistry, "--set", "build.insecure=true", "--set", "build.cache.size=1Gi",
 		"--set", "build.goproxy="+proxy.URL, "--set", "gitserver.deployNamespace="+clusterNamespace); err != nil {
@@ -64,7 +65,7 @@ func (b *benchCluster) measureBuilds(ctx context.Context, ingress string, runs i
 	if err != nil {
 		return nil, err
 	}
-	url, err := b.gitURL(ctx, c)
+	url, err := b.gitURL(ctx, c, buildRepo)
 	if err != nil {
 		return nil, err
 	}
@@ -154,10 +155,10 @@ func step(durations, name string) string {
 
 func (b *benchCluster) knitClient() (client.Client, error) { return knitClient(b.kubeconfig) }
 
-// gitURL is the repository on knit's Git server, through its ClusterIP
-// (the host routes the service CIDR to the node), with the server's token
-// as the password.
-func (b *benchCluster) gitURL(ctx context.Context, c client.Client) (string, error) {
+// gitURL is the repository repo on knit's Git server, through its
+// ClusterIP (the host routes the service CIDR to the node), with the
+// server's token as the password.
+func (b *benchCluster) gitURL(ctx context.Context, c client.Client, repo string) (string, error) {
 	svc, err := b.k.CoreV1().Services("knit-system").Get(ctx, "knit-gitserver", metav1.GetOptions{})
 	if err != nil {
 		return "", err
@@ -168,7 +169,7 @@ func (b *benchCluster) gitURL(ctx context.Context, c client.Client) (string, err
 		return "", err
 	}
 	addr := net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(int(svc.Spec.Ports[0].Port)))
-	return "http://knit:" + token + "@" + addr + "/git/" + buildRepo + ".git", nil
+	return "http://knit:" + token + "@" + addr + "/git/" + repo + ".git", nil
 }
 
 // gitIn runs git in dir as a user with no global configuration.

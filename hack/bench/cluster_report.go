@@ -40,6 +40,7 @@ func (c *clusterResult) markdown() string {
 	fmt.Fprintf(&b, "| **%d pods** | **%.1f MiB** | **%s** |\n", len(c.idle), float64(mem)/(1<<20), fmtCPU(cpu))
 	b.WriteString(c.replicaMarkdown())
 	b.WriteString(buildsMarkdown(c.builds))
+	b.WriteString(clusterDockerfileMarkdown(c.dockerfile))
 	return b.String()
 }
 

@@ -34,7 +34,8 @@
 // an image pushed to a loopback registry (with runc's own start of it
 // beside); times first pulls of a 50 MiB image by knit's image store and
 // by crane (-pull-runs); and, given the test cluster, cold starts on
-// real pods. It prints a markdown report and writes it to
+// real pods and push → serving of ko:// and dockerfile:// images built
+// in Jobs (-cluster-dockerfile-runs). It prints a markdown report and writes it to
 // docs/benchmarks.md, keeping the previous cluster section when this run
 // has none. -only runs some parts: without the request-path part, each
 // part run writes its own section into the page (-only edge).

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	knitv1alpha1 "github.com/knitops/knit/api/knit/v1alpha1"
@@ -124,7 +125,8 @@ func measureDockerfile(ctx context.Context, root, binDir string, runs int, progr
 	if err != nil {
 		return nil, fmt.Errorf("knit dev's git token: %w", err)
 	}
-	repo, app, err := newPythonRepo(ctx, root, tmp, d.gitAddr, strings.TrimSpace(string(token)))
+	remote := fmt.Sprintf("http://knit:%s@%s/git/%s.git", strings.TrimSpace(string(token)), d.gitAddr, pyRepo)
+	repo, app, err := newPythonRepo(ctx, root, tmp, remote)
 	if err != nil {
 		return nil, err
 	}
@@ -160,25 +162,26 @@ func (r dockerfileRun) String() string {
 }
 
 // pushBase pushes the python base make base-images built to the mirror
-// under docker.io's name.
-func pushBase(ctx context.Context, mirror string) error {
+// under docker.io's name; opts are the mirror's reference options
+// (name.Insecure for a registry on plain HTTP beyond loopback).
+func pushBase(ctx context.Context, mirror string, opts ...name.Option) error {
 	dir, err := baseimages.Dir(pyBase)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if _, err := baseimages.Push(ctx, dir, mirror+"/"+pyBaseRef); err != nil {
+	if _, err := baseimages.Push(ctx, dir, mirror+"/"+pyBaseRef, opts...); err != nil {
 		return fmt.Errorf("push the %s base: %w", pyBase, err)
 	}
 	return nil
 }
 
 // newPythonRepo copies examples/python-hello into a new work tree under
-// tmp whose remote is knit dev's Git server; app is app.py as it is.
-func newPythonRepo(ctx context.Context, root, tmp, gitAddr, token string) (*fleetRepo, string, error) {
-	r := &fleetRepo{dir: filepath.Join(tmp, pyRepo),
-		remote: fmt.Sprintf("http://knit:%s@%s/git/%s.git", token, gitAddr, pyRepo)}
+// tmp whose remote is remote (a Git server's URL with its token); app is
+// app.py as it is.
+func newPythonRepo(ctx context.Context, root, tmp, remote string) (*fleetRepo, string, error) {
+	r := &fleetRepo{dir: filepath.Join(tmp, pyRepo), remote: remote}
 	home := filepath.Join(tmp, "git-home")
 	r.env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",
 		"GIT_AUTHOR_NAME=knit bench", "GIT_AUTHOR_EMAIL=bench@knit.invalid",
@@ -237,24 +240,24 @@ func pushAndTime(ctx context.Context, d *knitDev, c client.Client, repo *fleetRe
 		return run, err
 	}
 	run.total = time.Since(began)
-	durations, err := buildDurations(ctx, c, sha)
+	st, err := succeededBuild(ctx, c, client.ObjectKey{Namespace: repoNamespace, Name: pyRepo}, sha)
 	if err != nil {
 		return run, err
 	}
-	if run.build, run.push, err = parseBuildDurations(durations); err != nil {
+	if run.build, run.push, err = parseBuildDurations(st.Durations); err != nil {
 		return run, fmt.Errorf("status.builds of %.7s: %w", sha, err)
 	}
 	return run, nil
 }
 
-// buildDurations waits for the succeeded build of commit sha in the
-// repository's status.builds and returns its durations.
-func buildDurations(ctx context.Context, c client.Client, sha string) (string, error) {
+// succeededBuild waits for the succeeded build of commit sha, with its
+// durations, in the status.builds of the GitRepository key.
+func succeededBuild(ctx context.Context, c client.Client, key client.ObjectKey, sha string) (knitv1alpha1.BuildStatus, error) {
 	deadline := time.Now().Add(dockerfileTimeout)
 	last := "nothing read yet"
 	for time.Now().Before(deadline) {
 		repo := &knitv1alpha1.GitRepository{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: repoNamespace, Name: pyRepo}, repo); err != nil {
+		if err := c.Get(ctx, key, repo); err != nil {
 			last = err.Error()
 		} else {
 			last = fmt.Sprintf("no build of %.7s among %d", sha, len(repo.Status.Builds))
@@ -263,16 +266,16 @@ func buildDurations(ctx context.Context, c client.Client, sha string) (string, e
 					continue
 				}
 				if b.Phase == knitv1alpha1.BuildSucceeded && b.Durations != "" {
-					return b.Durations, nil
+					return b, nil
 				}
 				last = fmt.Sprintf("build of %.7s: phase %s, durations %q", sha, b.Phase, b.Durations)
 			}
 		}
 		if err := sleep(ctx, 100*time.Millisecond); err != nil {
-			return "", err
+			return knitv1alpha1.BuildStatus{}, err
 		}
 	}
-	return "", fmt.Errorf("no succeeded build of %.7s in status.builds within %s: %s", sha, dockerfileTimeout, last)
+	return knitv1alpha1.BuildStatus{}, fmt.Errorf("no succeeded build of %.7s in status.builds within %s: %s", sha, dockerfileTimeout, last)
 }
 
 // parseBuildDurations reads status.builds' durations of a dockerfile://

@@ -59,6 +59,9 @@ type options struct {
 	edgeConcurrency []int
 	// edgeProfile is where -edge-profile writes knit's edge's profiles.
 	edgeProfile string
+	// clusterDockerfileRuns are the code changes of the cluster's
+	// dockerfile:// part after its first push.
+	clusterDockerfileRuns int
 }
 
 // The parts of a run, as -only names them.
@@ -99,6 +102,7 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.pullRuns, "pull-runs", 3, "first pulls of a 50 MiB image from a loopback registry by knit's image store and by crane, each (0 skips the pull part)")
 	flag.StringVar(&o.cluster, "cluster-kubeconfig", "", "kubeconfig of the test cluster (make cluster) to install knit on and time real pods; empty skips it")
 	flag.IntVar(&o.clusterRuns, "cluster-runs", 5, "cold starts and plain pod starts to time on the cluster")
+	flag.IntVar(&o.clusterDockerfileRuns, "cluster-dockerfile-runs", 3, "code changes of examples/python-hello (dockerfile://) to time push → serving on the cluster, built in a Job, after its first push (0 skips it)")
 	flag.StringVar(&o.binDir, "bin-dir", "bin", "where `make tools` put kube-apiserver, etcd and kubectl")
 	flag.StringVar(&o.out, "out", "docs/benchmarks.md", "markdown report to write (empty: print only)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the request-path part (the in-process proxies and load generator) here")
@@ -155,8 +159,8 @@ func parseFlags() (options, error) {
 	if o.edgeDuration <= 0 {
 		return o, fmt.Errorf("-edge-duration must be positive")
 	}
-	if o.slices < 1 || o.duration <= 0 || o.shapeDuration <= 0 || o.maxRequests < o.slices || o.coldRuns < 0 || o.pullRuns < 0 || o.dockerfileRuns < 0 {
-		return o, fmt.Errorf("-slices, -duration, -shape-duration and -max-requests must be positive, -cold-runs, -pull-runs and -dockerfile-runs not negative")
+	if o.slices < 1 || o.duration <= 0 || o.shapeDuration <= 0 || o.maxRequests < o.slices || o.coldRuns < 0 || o.pullRuns < 0 || o.dockerfileRuns < 0 || o.clusterDockerfileRuns < 0 {
+		return o, fmt.Errorf("-slices, -duration, -shape-duration and -max-requests must be positive, -cold-runs, -pull-runs, -dockerfile-runs and -cluster-dockerfile-runs not negative")
 	}
 	return o, nil
 }
@@ -266,7 +270,7 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	if o.cluster != "" && o.runs(partCluster) {
-		if rep.cluster, err = measureCluster(ctx, root, binDir, o.cluster, o.clusterRuns, os.Stderr); err != nil {
+		if rep.cluster, err = measureCluster(ctx, root, binDir, o.cluster, o.clusterRuns, o.clusterDockerfileRuns, os.Stderr); err != nil {
 			return fmt.Errorf("cluster: %w", err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -50,11 +51,12 @@ func runSections(ctx context.Context, o options, root, binDir string, began time
 		sections = append(sections, p.markdown())
 	}
 	if o.cluster != "" && o.runs(partCluster) {
-		c, err := measureCluster(ctx, root, binDir, o.cluster, o.clusterRuns, os.Stderr)
+		c, err := measureCluster(ctx, root, binDir, o.cluster, o.clusterRuns, o.clusterDockerfileRuns, os.Stderr)
 		if err != nil {
 			return fmt.Errorf("cluster: %w", err)
 		}
 		sections = append(sections, c.markdown())
+		ran.cluster = c
 	}
 	for _, s := range sections {
 		fmt.Print(s)
@@ -88,21 +90,55 @@ func (r *report) partTargets() []target {
 	if r.dockerfile != nil {
 		out = append(out, r.dockerfileTarget())
 	}
+	if r.cluster != nil {
+		out = append(out, r.replicaTarget(), r.clusterDockerfileTarget())
+	}
 	return out
 }
 
 // spliceTargets puts ts in place of the rows of the page's targets
-// table that judge the same targets.
+// table that judge the same targets; a target the table has no row for
+// (one added since the page's last whole run) gets one at its end.
 func spliceTargets(page string, ts []target) string {
 	lines := strings.Split(page, "\n")
+	var missing []string
 	for _, t := range ts {
+		row, found := fmt.Sprintf("| %s | %s | %s |", t.what, t.measured, t.verdict), false
 		for i, l := range lines {
 			if strings.HasPrefix(l, "| "+t.what+" |") {
-				lines[i] = fmt.Sprintf("| %s | %s | %s |", t.what, t.measured, t.verdict)
+				lines[i], found = row, true
 			}
 		}
+		if !found {
+			missing = append(missing, row)
+		}
+	}
+	if end := targetsTableEnd(lines); end >= 0 && len(missing) > 0 {
+		lines = slices.Insert(lines, end, missing...)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// targetsTableEnd is the index of the line after the targets table's
+// last row, -1 when the page has no targets table.
+func targetsTableEnd(lines []string) int {
+	at := slices.Index(lines, "## Targets")
+	if at < 0 {
+		return -1
+	}
+	for i := at + 1; i < len(lines); i++ {
+		if strings.HasPrefix(lines[i], "## ") {
+			return -1
+		}
+		if !strings.HasPrefix(lines[i], "| target |") {
+			continue
+		}
+		for i < len(lines) && strings.HasPrefix(lines[i], "|") {
+			i++
+		}
+		return i
+	}
+	return -1
 }
 
 // afterRequestPath moves the section under heading, if the page has

@@ -54,3 +54,30 @@ func TestSpliceTargetsJudgesThePartsThatRanAgain(t *testing.T) {
 		t.Error("a run of no judged part changed the targets")
 	}
 }
+
+// A partial cluster run judges the cluster's rows again and adds the one
+// a page written before that target existed lacks, at the table's end.
+func TestSpliceTargetsAddsAMissingRow(t *testing.T) {
+	replica := "| the same as the kubelet counts it on the cluster: queue-proxy container's working set < 4.0 MiB, each replica |  | not measured |"
+	page := "## Targets\n\n| target | measured | verdict |\n|---|---|---|\n" +
+		"| cold start < 50.0 ms beyond the app's own start (medians) | 53.4 ms − 5.9 ms = 47.4 ms | target met |\n" +
+		replica + "\n"
+	r := report{cluster: &clusterResult{dockerfile: &clusterDockerfileResult{runs: []clusterDockerfileRun{
+		{total: 30 * time.Second, job: 25 * time.Second, build: 20 * time.Second},
+		{cached: true, total: 6 * time.Second, job: 4 * time.Second, build: 2 * time.Second},
+	}}}}
+	got := spliceTargets(page, r.partTargets())
+	want := "## Targets\n\n| target | measured | verdict |\n|---|---|---|\n" +
+		"| cold start < 50.0 ms beyond the app's own start (medians) | 53.4 ms − 5.9 ms = 47.4 ms | target met |\n" +
+		replica + "\n" +
+		"| " + r.clusterDockerfileTarget().what + " | 6.00 s (Job 4.00 s, of it build 2.00 s; rest 2.00 s) | target met |\n"
+	if got != want {
+		t.Errorf("spliceTargets =\n%s\nwant\n%s", got, want)
+	}
+	if again := spliceTargets(got, r.partTargets()); again != got {
+		t.Errorf("a second splice changed the page:\n%s", again)
+	}
+	if noTable := "## Cold start\n\ncold\n"; spliceTargets(noTable, r.partTargets()) != noTable {
+		t.Error("a page without a targets table got rows")
+	}
+}

@@ -55,7 +55,7 @@ func (r *report) targets() []target {
 	for _, sh := range r.opts.shapes {
 		out = append(out, r.addedTarget(sh))
 	}
-	out = append(out, r.rssTarget(false), r.rssTarget(true), r.replicaTarget(), r.activatorTarget(), r.coldTarget(), r.imageColdTarget(), r.dockerfileTarget())
+	out = append(out, r.rssTarget(false), r.rssTarget(true), r.replicaTarget(), r.activatorTarget(), r.coldTarget(), r.imageColdTarget(), r.dockerfileTarget(), r.clusterDockerfileTarget())
 	return out
 }
 
