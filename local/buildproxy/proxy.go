@@ -44,19 +44,24 @@ type Config struct {
 	// Resolver resolves the names the proxy dials; nil is this machine's
 	// (tests answer names themselves).
 	Resolver *net.Resolver
+	// Who refuses, and Setting the setting that allows a host, as a
+	// refusal names them: "knit dev" and "knit dev --build-allow-host"
+	// unless set (a cluster's build names its Helm value).
+	Who, Setting string
 }
 
 // Proxy is the HTTP forward proxy RUN steps reach: http:// requests are
 // relayed, https:// ones tunnelled with CONNECT, to allowed hosts only.
 type Proxy struct {
-	allow   AllowList
-	log     logr.Logger
-	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
-	relay   *httputil.ReverseProxy
-	server  *http.Server
-	mu      sync.Mutex
-	tunnels map[net.Conn]struct{} // hijacked, closed by Close
-	closed  bool
+	allow        AllowList
+	who, setting string
+	log          logr.Logger
+	dial         func(ctx context.Context, network, addr string) (net.Conn, error)
+	relay        *httputil.ReverseProxy
+	server       *http.Server
+	mu           sync.Mutex
+	tunnels      map[net.Conn]struct{} // hijacked, closed by Close
+	closed       bool
 }
 
 // New is a proxy for c. Its dials go out of this process's own network
@@ -66,7 +71,10 @@ func New(c Config) *Proxy {
 	policy := &egress.Policy{Allow: egressRules(c.Allow), Deny: c.Deny}
 	dialer := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second, Resolver: c.Resolver}
 	dial := egress.DialContext(dialer, func() *egress.Policy { return policy })
-	p := &Proxy{allow: c.Allow, log: c.Log, dial: dial, tunnels: map[net.Conn]struct{}{}}
+	p := &Proxy{allow: c.Allow, who: c.Who, setting: c.Setting, log: c.Log, dial: dial, tunnels: map[net.Conn]struct{}{}}
+	if p.who == "" {
+		p.who, p.setting = "knit dev", "knit dev --build-allow-host"
+	}
 	p.relay = &httputil.ReverseProxy{
 		// Rewrite, not Director: the request goes where its absolute URL
 		// says, hop-by-hop headers (Proxy-Authorization among them)

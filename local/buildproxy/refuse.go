@@ -24,12 +24,12 @@ const maxDrain = 1 << 20
 // --build-allow-host value that lifts it.
 func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, hostport, what, why, allow string) {
 	p.log.Info("Refused a RUN step's request", "method", r.Method, "host", hostport, "reason", why)
-	reason := fmt.Sprintf("Forbidden by knit dev: %s (knit dev --build-allow-host)", what)
-	body := fmt.Sprintf("knit dev refused a RUN step's request for %s: %s.\n"+
+	reason := fmt.Sprintf("Forbidden by %s: %s (%s)", p.who, what, p.setting)
+	body := fmt.Sprintf("%s refused a RUN step's request for %s: %s.\n"+
 		"RUN steps reach only the hosts the operator allows; allow this one with\n"+
-		"  knit dev --build-allow-host %s\n"+
+		"  %s %s\n"+
 		"(a host without a port allows ports 80 and 443; *.example.org allows its subdomains).\n"+
-		"Allowed now: %s\n", hostport, why, allow, p.allowed())
+		"Allowed now: %s\n", p.who, hostport, why, p.setting, allow, p.allowed())
 	respond(w, r, http.StatusForbidden, reason, body)
 }
 
@@ -65,7 +65,7 @@ func (p *Proxy) dialFailed(w http.ResponseWriter, r *http.Request, hostport stri
 		return
 	}
 	p.log.Info("A RUN step's request failed", "method", r.Method, "host", hostport, "error", err.Error())
-	respond(w, r, http.StatusBadGateway, "Bad Gateway", fmt.Sprintf("knit dev's build proxy could not reach %s: %v\n", hostport, err))
+	respond(w, r, http.StatusBadGateway, "Bad Gateway", fmt.Sprintf("%s's build proxy could not reach %s: %v\n", p.who, hostport, err))
 }
 
 // deniedAddr is the address in an egress refusal's target, written
