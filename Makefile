@@ -274,11 +274,15 @@ toolchain-image: image-tool ## knit-toolchain: Go and knit-builder, what in-clus
 # The image cluster builds of dockerfile:// images run BuildKit in: the
 # buildkit base (hack/bases: runc, rootlesskit, uidmap and the CNI plugins
 # from Debian's packages, nonroot's subordinate ids) with buildkitd and
-# buildctl (make tools) and knit-builder on top, run as nonroot.
+# buildctl (make tools), knit-builder and knit-build-proxy (the allow-list
+# proxy of RUN steps) on top, run as nonroot.
 .PHONY: buildkit-image
-buildkit-image: image-tool tools base-images ## knit-buildkit: rootless BuildKit and knit-builder, what in-cluster builds of dockerfile:// images run
+buildkit-image: image-tool tools base-images ## knit-buildkit: rootless BuildKit, knit-builder and the RUN steps' proxy, what in-cluster builds of dockerfile:// images run
+	@mkdir -p $(IMAGES_BUILD)
+	$(STATIC_BUILD) -o $(IMAGES_BUILD)/ ./cmd/knit-build-proxy
 	@$(call pack,knit-buildkit,$(IMAGE_REPO)/knit-buildkit:$(IMAGE_TAG),-base $(BIN)/bases/buildkit -ca-bundle "" \
 		-file $(BIN)/buildkitd:/usr/local/bin/buildkitd -file $(BIN)/buildctl:/usr/local/bin/buildctl \
+		-file $(IMAGES_BUILD)/knit-build-proxy:/usr/local/bin/knit-build-proxy \
 		-file $(BIN)/knit-builder:/usr/local/bin/knit-builder -env PATH=/usr/local/bin:/usr/bin:/usr/sbin:/bin \
 		-entrypoint /usr/local/bin/knit-builder)
 

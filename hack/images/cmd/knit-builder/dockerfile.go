@@ -54,8 +54,16 @@ func dockerfileBuild(ctx context.Context, o options, src string, out io.Writer) 
 	if err := os.WriteFile(cni, []byte(`{"cniVersion":"1.0.0","name":"knit-build-steps","type":"loopback"}`+"\n"), 0o600); err != nil {
 		return err
 	}
-	if err := os.WriteFile(cfg, []byte(buildkitdConfig(filepath.Join(o.cacheDir, "buildkit"), socket, cni, o.cniDir, o.mirrors, o.insecure)), 0o600); err != nil {
+	egress := len(o.allowHosts) > 0
+	if err := os.WriteFile(cfg, []byte(buildkitdConfig(filepath.Join(o.cacheDir, "buildkit"), socket, cni, o.cniDir, o.mirrors, o.insecure, egress)), 0o600); err != nil {
 		return err
+	}
+	if egress {
+		stopProxy, err := startProxy(ctx, o, proxySocket(), out)
+		if err != nil {
+			return err
+		}
+		defer stopProxy()
 	}
 	stop, err := startBuildkitd(ctx, o, cfg, socket, out)
 	if err != nil {
@@ -136,10 +144,11 @@ func startBuildkitd(ctx context.Context, o options, cfg, socket string, out io.W
 	// loopback-only namespace of its own (cni). /run (buildkitd's
 	// sockets) and /var/lib (CNI's cache) are copied up onto tmpfs in
 	// rootlesskit's mount namespace: the root file system is read-only.
-	c := exec.Command(o.rootlesskit, "--net=host", "--copy-up=/etc", "--copy-up=/run", "--copy-up=/var/lib",
-		"--state-dir="+filepath.Join(os.TempDir(), "rootlesskit"),
-		o.buildkitd, "--config", cfg)
+	c := exec.Command(o.rootlesskit, rootlesskitArgs(o, cfg)...)
 	c.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "XDG_RUNTIME_DIR=" + run, "TMPDIR=" + os.TempDir()}
+	if len(o.allowHosts) > 0 {
+		c.Env = append(c.Env, envNetnsChild+"="+proxySocket())
+	}
 	logs := &prefixWriter{w: out, prefix: "buildkitd: "}
 	c.Stdout, c.Stderr = logs, logs
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -178,15 +187,37 @@ func startBuildkitd(ctx context.Context, o options, cfg, socket string, out io.W
 	}
 }
 
+// rootlesskitArgs run buildkitd in rootlesskit's user namespace; with
+// allowed hosts, through this binary, which gives it a network namespace
+// of its own (netnsChild).
+func rootlesskitArgs(o options, cfg string) []string {
+	args := []string{"--net=host", "--copy-up=/etc", "--copy-up=/run", "--copy-up=/var/lib",
+		"--state-dir=" + filepath.Join(os.TempDir(), "rootlesskit")}
+	if len(o.allowHosts) > 0 {
+		self, err := os.Executable()
+		if err != nil {
+			self = "knit-builder"
+		}
+		args = append(args, self)
+	}
+	return append(args, o.buildkitd, "--config", cfg)
+}
+
 // buildkitdConfig is buildkitd.toml: the OCI worker without a process
 // sandbox (no PID namespace: mounting a fresh /proc is what an
 // unprivileged container may not do), steps in a loopback-only network
 // namespace, the layer cache bounded, and the operator's mirrors.
-func buildkitdConfig(root, socket, cniConfig, cniDir string, mirrors []string, insecure bool) string {
+func buildkitdConfig(root, socket, cniConfig, cniDir string, mirrors []string, insecure, egress bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "root = %q\n\n[grpc]\n  address = [%q]\n\n", root, "unix://"+socket)
-	fmt.Fprintf(&b, "[worker.oci]\n  enabled = true\n  rootless = true\n  noProcessSandbox = true\n  networkMode = \"cni\"\n"+
-		"  cniConfigPath = %q\n  cniBinaryPath = %q\n  gc = true\n\n", cniConfig, cniDir)
+	fmt.Fprintf(&b, "[worker.oci]\n  enabled = true\n  rootless = true\n  noProcessSandbox = true\n")
+	if egress {
+		// Steps share buildkitd's namespace, which holds loopback and the
+		// relay to the proxy alone (netnsChild).
+		b.WriteString("  networkMode = \"host\"\n  gc = true\n\n")
+	} else {
+		fmt.Fprintf(&b, "  networkMode = \"cni\"\n  cniConfigPath = %q\n  cniBinaryPath = %q\n  gc = true\n\n", cniConfig, cniDir)
+	}
 	b.WriteString("[worker.containerd]\n  enabled = false\n\n")
 	hosts := map[string][]string{}
 	var order []string
@@ -238,7 +269,15 @@ func buildctlArgs(socket, ctxDir string, o options, layoutDir string) []string {
 		args = append(args, "--opt", "target="+o.target)
 	}
 	for _, a := range o.buildArgs {
+		if len(o.allowHosts) > 0 && isProxyArg(a) {
+			continue
+		}
 		args = append(args, "--opt", "build-arg:"+a)
+	}
+	if len(o.allowHosts) > 0 {
+		for _, v := range proxyVars {
+			args = append(args, "--opt", "build-arg:"+v+"="+relayURL)
+		}
 	}
 	return append(args, "--output", "type=oci,dest="+layoutDir+",tar=false")
 }

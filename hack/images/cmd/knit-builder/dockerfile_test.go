@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,7 +53,7 @@ error: failed to solve: process "/bin/sh -c python3 -c 'import knit_missing_modu
 // loopback-only network namespace, with the operator's mirrors, spoken to
 // in plain HTTP only when the registry is insecure.
 func TestBuildkitdConfig(t *testing.T) {
-	got := buildkitdConfig("/cache/buildkit", "/tmp/b.sock", "/tmp/cni.json", "/usr/lib/cni", []string{"docker.io=10.0.0.2:5000", "ghcr.io=m.example"}, true)
+	got := buildkitdConfig("/cache/buildkit", "/tmp/b.sock", "/tmp/cni.json", "/usr/lib/cni", []string{"docker.io=10.0.0.2:5000", "ghcr.io=m.example"}, true, false)
 	for _, want := range []string{`root = "/cache/buildkit"`, `"unix:///tmp/b.sock"`, "rootless = true", "noProcessSandbox = true",
 		`networkMode = "cni"`, `cniConfigPath = "/tmp/cni.json"`, "[registry.\"docker.io\"]\n  mirrors = [\"10.0.0.2:5000\"]",
 		"[registry.\"10.0.0.2:5000\"]\n  http = true", "[worker.containerd]\n  enabled = false"} {
@@ -58,7 +61,7 @@ func TestBuildkitdConfig(t *testing.T) {
 			t.Errorf("buildkitd.toml lacks %q:\n%s", want, got)
 		}
 	}
-	if secure := buildkitdConfig("/r", "/s", "/c", "/d", []string{"docker.io=m.example"}, false); strings.Contains(secure, "http = true") {
+	if secure := buildkitdConfig("/r", "/s", "/c", "/d", []string{"docker.io=m.example"}, false, false); strings.Contains(secure, "http = true") {
 		t.Errorf("a secure mirror is spoken to in plain HTTP:\n%s", secure)
 	}
 }
@@ -144,5 +147,74 @@ func TestPushLayout(t *testing.T) {
 	o.tag = "k2"
 	if _, err := pushLayout(context.Background(), o, &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("pushLayout of a layout with a symlink = %v, want it refused", err)
+	}
+}
+
+// With allowed hosts, steps share buildkitd's own network namespace (no
+// CNI), get the relay as their proxy whatever the repository says, and
+// buildkitd runs under this binary, which makes that namespace.
+func TestEgressMode(t *testing.T) {
+	cfg := buildkitdConfig("/r", "/s", "/c.json", "/cni", nil, false, true)
+	if !strings.Contains(cfg, `networkMode = "host"`) || strings.Contains(cfg, "cniConfigPath") {
+		t.Errorf("buildkitd.toml with allowed hosts:\n%s", cfg)
+	}
+	o := options{contextDir: "web", dockerfile: "Dockerfile", platform: "linux/amd64", allowHosts: list{"pypi.org"}, buildkitd: "buildkitd",
+		buildArgs: list{"A=1", "https_proxy=http://attacker.example:3128", "Http_Proxy=x"}}
+	args := strings.Join(buildctlArgs("/s", "/w/web", o, "/w/image"), " ")
+	for _, want := range []string{"build-arg:A=1", "build-arg:HTTP_PROXY=" + relayURL, "build-arg:https_proxy=" + relayURL} {
+		if !strings.Contains(args, want) {
+			t.Errorf("buildctl %s lacks %q", args, want)
+		}
+	}
+	if strings.Contains(args, "attacker.example") || strings.Contains(args, "Http_Proxy=x") {
+		t.Errorf("a repository's own proxy argument reached buildctl: %s", args)
+	}
+	ra := rootlesskitArgs(o, "/tmp/b.toml")
+	if self, _ := os.Executable(); !slices.Contains(ra, self) || ra[len(ra)-3] != "buildkitd" {
+		t.Errorf("rootlesskit %v: want this binary before buildkitd", ra)
+	}
+	o.allowHosts = nil
+	if ra := rootlesskitArgs(o, "/tmp/b.toml"); ra[len(ra)-3] != "buildkitd" || slices.ContainsFunc(ra, func(a string) bool { return strings.HasSuffix(a, ".test") }) {
+		t.Errorf("rootlesskit %v without allowed hosts: want buildkitd alone", ra)
+	}
+	if got := mirrorHosts([]string{"docker.io=10.0.0.2:5000", "ghcr.io=mirror.example/ghcr"}); !slices.Equal(got, []string{"10.0.0.2:5000", "mirror.example"}) {
+		t.Errorf("mirrorHosts = %v", got)
+	}
+}
+
+// The relay carries a request and its answer between loopback and the
+// proxy's Unix socket, both ways, each side seeing the other's end.
+func TestRelay(t *testing.T) {
+	socket := filepath.Join(t.TempDir(), "p.sock")
+	ul, err := net.Listen("unix", socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ul.Close()
+	go func() {
+		c, err := ul.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		b, _ := io.ReadAll(c) // until the relay half-closes
+		_, _ = c.Write(append([]byte("got "), b...))
+	}()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go relay(l, socket)
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, _ = c.Write([]byte("hello"))
+	closeWrite(c)
+	b, err := io.ReadAll(c)
+	if err != nil || string(b) != "got hello" {
+		t.Errorf("through the relay: %q, %v", b, err)
 	}
 }

@@ -46,6 +46,9 @@ func main() {
 	if os.Getenv(envSSHClient) == "1" { // git's transport, see gitEnv
 		os.Exit(sshCommand(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
+	if socket := os.Getenv(envNetnsChild); socket != "" { // rootlesskit's command, see egress.go
+		os.Exit(netnsChild(socket, os.Args[1:], os.Stderr))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fl := flag.NewFlagSet("knit-builder", flag.ContinueOnError)

@@ -38,6 +38,10 @@ type options struct {
 	cniDir                         string
 	buildkitd, buildctl            string
 	rootlesskit                    string
+	// allowHosts are the hosts RUN steps may reach through
+	// knit-build-proxy (buildProxy); none: no network at all.
+	allowHosts list
+	buildProxy string
 }
 
 // list is a repeatable string flag.
@@ -69,6 +73,8 @@ func (o *options) register(fl *flag.FlagSet) {
 	fl.StringVar(&o.buildkitd, "buildkitd", "buildkitd", "the buildkitd program")
 	fl.StringVar(&o.buildctl, "buildctl", "buildctl", "the buildctl program")
 	fl.StringVar(&o.rootlesskit, "rootlesskit", "rootlesskit", "the rootlesskit program")
+	fl.Var(&o.allowHosts, "allow-host", "dockerfile:// builds: a host[:port] RUN steps may reach through the build proxy (repeatable); none: no network")
+	fl.StringVar(&o.buildProxy, "build-proxy", "knit-build-proxy", "the knit-build-proxy program")
 }
 
 // dockerfileBuild reports whether o builds a dockerfile:// image.
