@@ -9,6 +9,7 @@ import (
 
 	"github.com/knitops/knit/config"
 	"github.com/knitops/knit/gitsync/build"
+	"github.com/knitops/knit/local/buildproxy"
 )
 
 // buildFlags are the controller's --build-* flags: the chart's build.*
@@ -26,6 +27,13 @@ func (b *buildFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.BuildKitImage, "build-buildkit-image", "", "the knit-buildkit `image` dockerfile:// builds run BuildKit in (rootless); empty: dockerfile:// images are not built on the cluster")
 	fs.Func("build-mirror", "`HOST=MIRROR`: dockerfile:// builds pull HOST's images from MIRROR first (repeatable)", func(v string) error {
 		c.Mirrors = append(c.Mirrors, v)
+		return nil
+	})
+	fs.Func("build-allow-host", "a `host[:port]` dockerfile:// RUN steps may reach through the build's allow-list proxy (repeatable; *.example.org; no port: 80 and 443); none: steps reach no network", func(v string) error {
+		if _, err := buildproxy.ParseAllowList(v); err != nil {
+			return err
+		}
+		c.AllowHosts = append(c.AllowHosts, v)
 		return nil
 	})
 	fs.StringVar(&c.PullPolicy, "build-toolchain-pull-policy", "IfNotPresent", "imagePullPolicy of the toolchain image")

@@ -5,6 +5,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -102,6 +103,83 @@ func (j *journey) buildDockerfile(t *testing.T) {
 	if code, body, err := j.get(j.ingress, j.host(pythonRepo)); err != nil || code != http.StatusOK || body != "Hello GitOps from Python, again!" {
 		t.Errorf("after the failed build %s answers %d %q %v, want the last good revision", pythonRepo, code, body, err)
 	}
+	j.allowedHosts(t, git, dir, string(good))
+}
+
+// allowedHosts: with build.dockerfile.allowHosts, a RUN step fetches
+// from the allowed host through the build's proxy, cannot reach it
+// around the proxy, and a host not on the list is refused with words
+// that say how to allow it.
+func (j *journey) allowedHosts(t *testing.T, git func(...string) string, dir, good string) {
+	allowed := serveOn(t, net.JoinHostPort(hostIP, "0"), "knit-package-1.0")
+	refused := serveOn(t, net.JoinHostPort(hostIP, "0"), "never")
+	j.must("helm", "upgrade", "knit", "charts/knit", "-n", systemNamespace, "--reuse-values", "--wait", "--timeout", "3m",
+		"--set", "build.dockerfile.allowHosts={"+allowed+"}")
+	if err := os.WriteFile(filepath.Join(dir, "probe.py"), []byte(probePy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	df := filepath.Join(dir, "Dockerfile")
+	write := func(steps ...string) {
+		extra := "COPY probe.py .\n"
+		for _, s := range steps {
+			extra += "RUN python3 probe.py " + s + "\n"
+		}
+		if err := os.WriteFile(df, []byte(strings.Replace(good, "COPY app.py .\n", "COPY app.py .\n"+extra, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("http://"+allowed+"/pkg proxy", "http://"+allowed+"/pkg direct")
+	git("add", ".")
+	git("commit", "-qam", "Fetch a package through the build proxy")
+	_, _, logs := j.pushDockerfile(git, "Hello GitOps from Python, again!")
+	for _, want := range []string{"fetched knit-package-1.0", "direct refused:"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the build's log does not say %q:\n%s", want, logs)
+		}
+	}
+	write("http://" + refused + "/pkg proxy")
+	git("commit", "-qam", "Fetch from a host not allowed")
+	git("push", "-q", j.gitRepoURL(pythonRepo), "main")
+	sha := git("rev-parse", "HEAD")
+	j.waitFor("the refused host reported", 3*time.Minute, func(ctx context.Context) (bool, string) {
+		repo := &knitv1alpha1.GitRepository{}
+		if err := j.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: pythonRepo}, repo); err != nil {
+			return false, err.Error()
+		}
+		synced := repo.Status.GetCondition(knitv1alpha1.GitRepositoryConditionSynced)
+		return synced.IsFalse() && strings.Contains(synced.Message, sha[:7]) &&
+				strings.Contains(synced.Message, refused+" is not allowed") && strings.Contains(synced.Message, "build.dockerfile.allowHosts"),
+			fmt.Sprintf("Synced: %+v", synced)
+	})
+}
+
+// probePy fetches a URL in a RUN step through the proxy the step's
+// environment names, or around it, which must fail.
+const probePy = `import sys, urllib.request as u
+url, how = sys.argv[1], sys.argv[2]
+if how == "proxy":
+    print("fetched", u.urlopen(url, timeout=10).read().decode())
+else:
+    try:
+        u.build_opener(u.ProxyHandler({})).open(url, timeout=3)
+    except OSError as e:
+        print("direct refused:", e)
+    else:
+        sys.exit("reached " + url + " around the proxy")
+`
+
+// serveOn serves body on addr (port 0: any) until the test ends and
+// returns host:port.
+func serveOn(t *testing.T, addr, body string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, body) }), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return l.Addr().String()
 }
 
 // pushDockerfile pushes the work tree to the Python repository and waits

@@ -57,6 +57,10 @@ type Config struct {
 	// builds find their bases where Docker Hub is out of reach. Insecure
 	// applies to them as to Registry.
 	Mirrors []string
+	// AllowHosts are the host[:port]s a dockerfile:// build's RUN steps
+	// may reach, through the allow-list proxy the BuildKit step runs; none
+	// leaves steps no network at all. cmd/knit checks their spelling.
+	AllowHosts []string
 	// GitServerURL is knit's Git server (http://<host>:<port>) and
 	// GitServerSecret the Secret in Namespace holding its token (key
 	// gitserver.TokenKey). A build of a repository on that server with no

@@ -48,7 +48,8 @@ func dockerfilePodSpec(c Config, r Request, ref dockerfile.Ref, key string) core
 // in; seccomp and AppArmor unconfined, since the runtime's default
 // profiles refuse the unshare(2) and mount(2) calls that namespace needs.
 // Inside it, buildkitd runs the RUN steps with runc, each in a network
-// namespace holding only loopback.
+// namespace holding only loopback, or, with allowed hosts, in
+// buildkitd's own, where loopback leads to the allow-list proxy alone.
 func buildkitContainer(c Config, r Request, ref dockerfile.Ref) corev1.Container {
 	args := []string{"--step=" + dockerfileStep, "--workspace=" + workspaceDir, "--cache-dir=" + cacheDir,
 		"--context=" + ref.Dir, "--dockerfile=" + ref.File, "--platform=" + c.Platform,
@@ -61,6 +62,9 @@ func buildkitContainer(c Config, r Request, ref dockerfile.Ref) corev1.Container
 	}
 	for _, m := range c.Mirrors {
 		args = append(args, "--mirror="+m)
+	}
+	for _, h := range c.AllowHosts {
+		args = append(args, "--allow-host="+h)
 	}
 	ct := step(c, dockerfileStep, args)
 	ct.Image = c.BuildKitImage

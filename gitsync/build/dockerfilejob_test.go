@@ -14,6 +14,7 @@ import (
 func dockerfileConfig() Config {
 	c := isolationConfig()
 	c.BuildKitImage, c.Mirrors, c.Insecure = "knit-buildkit", []string{"docker.io=registry.example:5000"}, true
+	c.AllowHosts = []string{"pypi.org", "files.pythonhosted.org"}
 	return c
 }
 
@@ -47,7 +48,8 @@ func TestDockerfileJob(t *testing.T) {
 		t.Errorf("the BuildKit step reaches credentials: %v", got)
 	}
 	for _, want := range []string{"--step=dockerfile", "--context=web", "--dockerfile=Dockerfile.prod", "--target=runtime",
-		"--build-arg=A=1", "--build-arg=B=2", "--mirror=docker.io=registry.example:5000", "--insecure=true", "--cache-dir=/cache"} {
+		"--build-arg=A=1", "--build-arg=B=2", "--mirror=docker.io=registry.example:5000", "--insecure=true", "--cache-dir=/cache",
+		"--allow-host=pypi.org", "--allow-host=files.pythonhosted.org"} {
 		if !slices.Contains(bk.Args, want) {
 			t.Errorf("BuildKit step args %v lack %s", bk.Args, want)
 		}
