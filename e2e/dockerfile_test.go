@@ -49,7 +49,7 @@ func TestDockerfileJourney(t *testing.T) {
 		{"a code change builds a new digest, its earlier steps from the cache", j.codeChange},
 		{"the same tree pushed again builds nothing", j.sameTree},
 		{"a broken Dockerfile names its step and the last good revision serves", j.brokenDockerfile},
-		{"a pull request of a Dockerfile service gets its preview", j.pullRequest},
+		{"a pull request of a Dockerfile service gets its preview and canary", j.pullRequest},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, func(t *testing.T) { j.t = t; s.run(t) }) {
@@ -196,12 +196,25 @@ func (j *dockerfileJourney) pullRequest(t *testing.T) {
 	j.node.replace("server.js", "from Node!", "from a Node preview!")
 	head := j.node.commitAll("Try a feature")
 	j.node.git("push", "--quiet", "knit", "feature")
-	out := knitCLI(t, j.d, "pr", "open", "--repo", "node-hello", "--head", "feature", "--base", "main", "--wait", "4m")
+	out := knitCLI(t, j.d, "pr", "open", "--repo", "node-hello", "--head", "feature", "--base", "main", "--canary", "20", "--wait", "4m")
 	if !strings.Contains(out, "preview node-hello-pr1-"+head[:7]+" ready at http://pr-1-node-hello.default.localhost") {
 		t.Errorf("knit pr open said %q, want the preview and its URL", out)
 	}
 	waitBody(t, j.d.httpAddr, "pr-1-"+nodeHost, "Hello GitOps from a Node preview!", time.Minute)
-	waitBody(t, j.d.httpAddr, nodeHost, "Hello GitOps from Node!", time.Minute)
+	// The canary sends a share of the Service's own traffic to the
+	// Revision built from the pull request's Dockerfile.
+	const main, preview, n = "Hello GitOps from Node!", "Hello GitOps from a Node preview!", 300
+	seen := map[string]int{}
+	for i := range n {
+		code, body, err := get(j.d.httpAddr, nodeHost)
+		if err != nil || code != 200 {
+			t.Fatalf("request %d of %d: %d %q %v", i+1, n, code, body, err)
+		}
+		seen[body]++
+	}
+	if share := 100 * seen[preview] / n; seen[main]+seen[preview] != n || share < 10 || share > 30 {
+		t.Errorf("with a 20%% canary node-hello answered %v over %d requests, want about 20%% %q", seen, n, preview)
+	}
 }
 
 func (j *dockerfileJourney) tree(app string) *gitWorkTree {
