@@ -43,7 +43,8 @@ func dockerfilePodSpec(c Config, r Request, ref dockerfile.Ref, key string) core
 //
 // Its security context is what rootless BuildKit needs and no more:
 // nonroot still, but allowed to gain privileges through the image's
-// setuid newuidmap/newgidmap (bounded to CAP_SETUID and CAP_SETGID), which
+// newuidmap/newgidmap (file capabilities CAP_SETUID and CAP_SETGID, the
+// only ones the container's bounding set keeps), which
 // map nonroot's subordinate ids into the user namespace buildkitd runs
 // in; seccomp and AppArmor unconfined, since the runtime's default
 // profiles refuse the unshare(2) and mount(2) calls that namespace needs.
