@@ -344,12 +344,13 @@ test-cluster: cluster cluster-images helm conformance-images ## the cluster jour
 # go.mod) runs the api/v1 and runtime packages of the Knative Serving
 # release its go.mod pins, then the e2e feature packages Knative's CI runs
 # with config-features flags switched on (initcontainers,
-# multicontainerprobing, pvc, securedefaults: each with its flags on in
-# knit-system/config-features for its run, the ConfigMap's data put back
-# after), test code unmodified, and rewrites its mode's column of
-# docs/conformance.md (two tables: conformance, feature packages). It
-# fails on any failure that is not one of the mode's documented
-# exceptions (hack/conformance/exceptions.go).
+# multicontainerprobing, pvc, securedefaults, tagheader: each with its
+# flags on in knit-system/config-features for its run, the ConfigMap's
+# data put back after) and the tests of test/e2e itself that
+# hack/conformance/features.go names, test code unmodified, and rewrites
+# its mode's column of docs/conformance.md (two tables: conformance,
+# feature packages). It fails on any failure that is not one of the
+# mode's documented exceptions (hack/conformance/exceptions.go).
 # CONFORMANCE_FLAGS="-suites features" runs the feature packages only
 # ("-suites conformance", or package names such as e2e/pvc, likewise).
 # knit dev pulls the suite's test images from a registry on loopback that

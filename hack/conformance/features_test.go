@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"regexp"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -43,6 +44,44 @@ func TestFeaturePackagesAsKnativeCI(t *testing.T) {
 	}
 	if len(featurePackages) != len(want) {
 		t.Errorf("%d feature packages, want %d", len(featurePackages), len(want))
+	}
+}
+
+// test/e2e runs the tests knit dev passes, matched whole: TestWebSocket
+// must not bring in TestWebSocketViaActivator, which waits for addresses
+// knit dev's Endpoints never list, nor TestGRPCUnaryPing its activator
+// sibling.
+func TestE2ESelection(t *testing.T) {
+	var tests string
+	for _, p := range featurePackages {
+		if p.name == "e2e" {
+			tests = p.tests
+		}
+	}
+	re, err := regexp.Compile(tests)
+	if err != nil {
+		t.Fatalf("e2e tests %q: %v", tests, err)
+	}
+	for _, name := range []string{
+		"TestServiceToServiceCall", "TestGradualRollout", "TestRollbackBYOName",
+		"TestWebSocket", "TestWebSocketBlueGreenRoute", "TestWebSocketWithTimeout",
+		"TestGRPCUnaryPing", "TestGRPCStreamingPing", "TestHelloWorld", "TestHelloHTTP2WithPortNameH2C",
+		"TestRevisionTimeout", "TestInitScalePositive", "TestQueueSideCarResourceLimit", "TestEmptyDir",
+		"TestMultiContainer", "TestReadinessAlternatePort", "TestReadinessPathAndQuery", "TestReadinessGRPCProbe",
+		"TestImagePullError", "TestRoutesNotReady", "TestRouteVisibilityChanges", "TestSubrouteLocalSTS",
+	} {
+		if !re.MatchString(name) {
+			t.Errorf("%s is not run", name)
+		}
+	}
+	for _, name := range []string{
+		"TestWebSocketViaActivator", "TestGRPCUnaryPingViaActivator", "TestGRPCStreamingPingViaActivator",
+		"TestSvcToSvcViaActivator", "TestMinScale", "TestCallToPublicService", "TestGRPCAutoscaleUpDownUp",
+		"TestAutoscaleUpDownUp", "TestHelloHTTP2WithEmptyPortName", "TestServiceValidationWithInvalidPodSpec",
+	} {
+		if re.MatchString(name) {
+			t.Errorf("%s is run", name)
+		}
 	}
 }
 

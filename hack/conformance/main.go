@@ -62,7 +62,7 @@ func main() {
 	flag.StringVar(&o.out, "out", "", "docs/conformance.md to update; empty writes none")
 	flag.StringVar(&o.work, "work", "", "directory for the test binaries, logs and knit dev's state (default: a temporary one)")
 	flag.StringVar(&o.run, "run", "", "only the tests this -test.run pattern picks (the report is then not written)")
-	flag.StringVar(&o.suites, "suites", defaultSuites, "the packages to run, comma-separated: api/v1, api/v1beta1, runtime, e2e/initcontainers, e2e/multicontainerprobing, e2e/pvc, e2e/securedefaults, e2e/tagheader, e2e (its service-to-service tests), or the groups conformance and features (the report is rewritten for these packages only)")
+	flag.StringVar(&o.suites, "suites", defaultSuites, "the packages to run, comma-separated: api/v1, api/v1beta1, runtime, e2e/initcontainers, e2e/multicontainerprobing, e2e/pvc, e2e/securedefaults, e2e/tagheader, e2e (the tests of test/e2e features.go picks), or the groups conformance and features (the report is rewritten for these packages only)")
 	flag.StringVar(&o.pvDir, "pv-dir", "", "mode cluster: the node's directory for the PersistentVolume of e2e/pvc's claim (made here, for the test images' user)")
 	flag.IntVar(&o.parallel, "parallel", 4, "tests run at once within each package")
 	flag.DurationVar(&o.timeout, "timeout", 40*time.Minute, "limit of each package's run")

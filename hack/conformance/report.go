@@ -121,7 +121,11 @@ func render(rows map[string]*row, mode string, ran []string, now time.Time) []by
 	b.WriteString("\n## Knative e2e feature packages\n\n")
 	b.WriteString("Each package runs with these `config-features` flags `Enabled`, and the suite flags of the conformance packages:\n\n")
 	for _, p := range featurePackages {
-		fmt.Fprintf(&b, "- `%s`: %s", p.name, codeList(p.flags))
+		flags := codeList(p.flags)
+		if flags == "" {
+			flags = "none"
+		}
+		fmt.Fprintf(&b, "- `%s`: %s", p.name, flags)
 		if p.alpha {
 			b.WriteString("; with `--enable-alpha` too (its tests skip without it)")
 		}

@@ -55,6 +55,7 @@ func TestWriteReportKeepsOtherModeAndPackages(t *testing.T) {
 		"- `e2e/multicontainerprobing`: `multi-container-probing`\n",
 		"- `e2e/pvc`: `kubernetes.podspec-persistent-volume-claim`, `kubernetes.podspec-persistent-volume-write` and `kubernetes.podspec-securitycontext`; Knative's test claim",
 		"- `e2e/securedefaults`: `secure-pod-defaults`; with `--enable-alpha` too",
+		"- `e2e`: none\n",
 	} {
 		if !strings.Contains(features, line) {
 			t.Errorf("feature section lacks %q:\n%s", line, features)
@@ -70,7 +71,8 @@ func TestWriteReportKeepsOtherModeAndPackages(t *testing.T) {
 	header := strings.SplitN(doc, "\n\n", 3)[1]
 	for _, want := range []string{
 		"`test/conformance/api/v1`, `test/conformance/api/v1beta1` and `test/conformance/runtime`",
-		"`test/e2e/initcontainers`, `test/e2e/multicontainerprobing`, `test/e2e/pvc`, `test/e2e/securedefaults`, `test/e2e/tagheader` and `test/e2e` (TestServiceToServiceCall, TestGradualRollout)",
+		"`test/e2e/initcontainers`, `test/e2e/multicontainerprobing`, `test/e2e/pvc`, `test/e2e/securedefaults`, `test/e2e/tagheader` and `test/e2e` (TestServiceToServiceCall, TestGradualRollout, TestRollbackBYOName, ",
+		", TestRouteVisibilityChanges, TestSubrouteLocalSTS)",
 		"Last written 2026-11-28 11:15 UTC by a run in knit dev of `e2e/initcontainers`, `e2e/pvc` and `e2e/securedefaults`.",
 	} {
 		if !strings.Contains(header, want) {
