@@ -2,6 +2,8 @@ package config
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,6 +26,12 @@ var watched = map[string]bool{
 	DomainConfigName: true, NetworkConfigName: true, GCConfigName: true,
 	DeploymentConfigName: true, DefaultsConfigName: true, AutoscalerConfigName: true,
 	FeaturesConfigName: true,
+}
+
+// ConfigMapNames are the ConfigMaps knit reads in the system namespace,
+// Knative's names, sorted.
+func ConfigMapNames() []string {
+	return slices.Sorted(maps.Keys(watched))
 }
 
 // SetupWithManager keeps store in step with knit's ConfigMaps, so an edit

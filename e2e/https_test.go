@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	netv1alpha1 "github.com/knitops/knit/api/networking/v1alpha1"
 	servingv1 "github.com/knitops/knit/api/serving/v1"
@@ -197,7 +198,9 @@ func TestACMEJourney(t *testing.T) {
 		"config-network": {"external-domain-tls": "Enabled", "acme-directory": pebble.DirectoryURL,
 			"acme-ca-bundle": string(pebble.CABundle)},
 	} {
-		if err := c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "knit-system", Name: name}, Data: data}); err != nil {
+		// knit dev made it empty at start, as the chart installs it.
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "knit-system", Name: name}}
+		if _, err := controllerutil.CreateOrUpdate(ctx, c, cm, func() error { cm.Data = data; return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}

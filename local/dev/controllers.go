@@ -112,11 +112,22 @@ func (c *controllers) runOnce(ctx context.Context, restart <-chan struct{}, anno
 }
 
 // ensureSystemNamespace creates knit-system, where knit's ConfigMaps and
-// the activator's endpoints live.
+// the activator's endpoints live, and Knative's ConfigMaps in it that are
+// missing, empty (every key at its default), as the chart installs them:
+// `kubectl edit cm config-autoscaler -n knit-system` finds one to edit, and
+// tools and tests that read them (Knative's e2e tests read
+// config-autoscaler) find them. One a user wrote is never touched.
 func ensureSystemNamespace(ctx context.Context, c client.Client) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: config.SystemNamespace}}
 	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create namespace %s: %w", config.SystemNamespace, err)
+	}
+	for _, name := range config.ConfigMapNames() {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: config.SystemNamespace, Name: name,
+			Labels: map[string]string{"app.kubernetes.io/part-of": "knit"}}, Data: map[string]string{}}
+		if err := c.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create ConfigMap %s/%s: %w", config.SystemNamespace, name, err)
+		}
 	}
 	return nil
 }
