@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -80,6 +82,9 @@ func (b *benchCluster) measureBuilds(ctx context.Context, ingress string, runs i
 	if err := kofixture.WriteNonce(dir, time.Now().Format(time.RFC3339Nano)); err != nil {
 		return nil, err
 	}
+	if err := b.gitopsAccount(ctx); err != nil {
+		return nil, err
+	}
 	if err := c.Create(ctx, &knitv1alpha1.GitRepository{
 		ObjectMeta: metav1.ObjectMeta{Namespace: clusterNamespace, Name: buildRepo},
 		Spec:       knitv1alpha1.GitRepositorySpec{URL: "http://knit-gitserver.knit-system.svc:8090/git/" + buildRepo + ".git"},
@@ -103,6 +108,26 @@ func (b *benchCluster) measureBuilds(ctx context.Context, ingress string, runs i
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// gitopsAccount gives the bench's namespace the ServiceAccount a
+// GitRepository naming none writes as (the controller's default GitOps
+// ServiceAccount, knit-gitops), bound to the chart's knit-gitops
+// ClusterRole: without it every apply of the bench's repositories is
+// forbidden.
+func (b *benchCluster) gitopsAccount(ctx context.Context) error {
+	const name = "knit-gitops"
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: clusterNamespace, Name: name}}
+	if _, err := b.k.CoreV1().ServiceAccounts(clusterNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: clusterNamespace, Name: name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: clusterNamespace, Name: name}}}
+	if _, err := b.k.RbacV1().RoleBindings(clusterNamespace).Create(ctx, rb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
 }
 
 // pushBuild commits and pushes the work tree, then waits until the app
