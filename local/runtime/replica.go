@@ -112,7 +112,10 @@ func (c *containerState) failure(now time.Time) *failure {
 		return nil // its earlier failures are over
 	case c.setup != nil:
 		return c.setup
-	case c.lastExit != "" && (!c.running || !c.ready || now.Sub(c.startedAt) < crashVisibleFor):
+	case c.lastExit != "" && (!c.running || !c.ready && c.probe == "" || now.Sub(c.startedAt) < crashVisibleFor):
+		// A container that runs again and whose readiness probe says why
+		// it is not ready reads as that probe once the crash window is
+		// over: the probe is what is wrong now.
 		msg := fmt.Sprintf("%s %s %s (restarted %d times)", c.kind(), c.name, c.lastExit, c.restarts)
 		if len(c.lastLines) > 0 {
 			msg += ": " + strings.Join(c.lastLines, "\n")

@@ -194,6 +194,11 @@ func TestContainerFailure(t *testing.T) {
 		{"restarted and healthy since", containerState{name: "c", running: true, ready: true, startedAt: now.Add(-crashVisibleFor), lastExit: "exited with code 1"}, nil},
 		{"probe failing", containerState{name: "c", running: true, startedAt: now.Add(-time.Hour), probe: probing.Message}, probing},
 		{"probe not yet failing long enough", containerState{name: "c", running: true, startedAt: now}, nil},
+		{"running again, its probe failing", containerState{name: "c", running: true, startedAt: now.Add(-crashVisibleFor), lastExit: "exited with code 0", restarts: 4, probe: probing.Message}, probing},
+		{"running again, probe failing within the crash window", containerState{name: "c", running: true, startedAt: now.Add(-time.Second), lastExit: "exited with code 0", restarts: 4, probe: probing.Message},
+			&failure{Reason: ReasonCrashLoopBackOff, Message: "container c exited with code 0 (restarted 4 times)"}},
+		{"running again, not ready, no probe word yet", containerState{name: "c", running: true, startedAt: now.Add(-time.Hour), lastExit: "exited with code 1", restarts: 2},
+			&failure{Reason: ReasonCrashLoopBackOff, Message: "container c exited with code 1 (restarted 2 times)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, tc.state.failure(now)); diff != "" {
