@@ -91,10 +91,13 @@ func TestWholePreviews(t *testing.T) {
 			t.Errorf("preview Revision reads ConfigMap %q, want the copy", got)
 		}
 		waitConfigMap(t, ns, "hello-config", "hi")
-		svc, err := getService(ctx, ns, "hello")
-		if err != nil {
-			t.Fatal(err)
-		}
+		// One apply writes the ConfigMap before the Service: wait for both.
+		var svc *servingv1.Service
+		eventually(t, "production's Service hello", func(ctx context.Context) (bool, string) {
+			var err error
+			svc, err = getService(ctx, ns, "hello")
+			return err == nil, fmt.Sprint(err)
+		})
 		if got := svc.Spec.Template.Spec.Containers[0].EnvFrom[0].ConfigMapRef.Name; got != "hello-config" {
 			t.Errorf("production's Service reads %q", got)
 		}
